@@ -1,0 +1,115 @@
+# ptimer: checkpoint/restore of Linux POSIX timers with exact IDs.
+#
+#   make deps    install missing build/test packages with apt-get (root)
+#   make         build build/ptimer (the in-target restorer is embedded)
+#   make check   unit + end-to-end tests; last line "N passed, N failed"
+#   make demo    deps, build, dump a process with sparse timers, restore it
+#   make bench   restore benchmarks, printed as ratios from one run
+
+CC      ?= gcc
+PROTOC_C ?= protoc-c
+B       := build
+CFLAGS  ?= -O2 -g
+CFLAGS  += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -I. -I$(B)
+LDLIBS  := -lprotobuf-c -ljson-c -lcap -lcompel
+
+# The in-target blob: freestanding, position independent, no SSE (compel
+# does not restore extended registers after compel_run_at), no libc.
+BLOB_CFLAGS := -O2 -g0 -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
+	-ffreestanding -fno-builtin -fpie -fno-plt -fno-stack-protector \
+	-fno-asynchronous-unwind-tables -fno-unwind-tables -fno-jump-tables \
+	-fno-exceptions -fcf-protection=none -mno-red-zone -mgeneral-regs-only \
+	-nostdlib -I.
+
+PROTO_C := $(B)/proto/ptimer.pb-c.c
+PROTO_H := $(B)/proto/ptimer.pb-c.h
+PROTO_O := $(B)/proto/ptimer.pb-c.o
+
+IMAGES_SRCS  := $(wildcard images/*.c)
+CORE_SRCS    := $(filter-out plugin/cli.c plugin/ptimer_plugin.c,$(wildcard plugin/*.c))
+HOST_R_SRCS  := $(wildcard restorer/host/*.c)
+BLOB_SRCS    := restorer/algo.c $(wildcard restorer/blob/*.c)
+BLOB_ASM     := restorer/blob/entry.S
+
+LIB_OBJS := $(PROTO_O) $(IMAGES_SRCS:%.c=$(B)/%.o) $(CORE_SRCS:%.c=$(B)/%.o) \
+	$(HOST_R_SRCS:%.c=$(B)/%.o) $(B)/restorer/blob_embed.o
+
+.PHONY: all deps check unit e2e demo bench clean install
+all: $(B)/ptimer
+
+$(PROTO_C) $(PROTO_H): proto/ptimer.proto
+	@mkdir -p $(B)/proto
+	$(PROTOC_C) --proto_path=proto --c_out=$(B)/proto proto/ptimer.proto
+
+$(PROTO_O): $(PROTO_C) $(PROTO_H)
+	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+
+$(B)/%.o: %.c $(PROTO_H) $(wildcard */*.h restorer/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+
+# --- the in-target blob ---------------------------------------------------
+$(B)/restorer/blob/%.o: restorer/blob/%.S
+	@mkdir -p $(dir $@)
+	$(CC) $(BLOB_CFLAGS) -c -o $@ $<
+$(B)/restorer/blob/%.bo: %.c restorer/abi.h restorer/sys.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BLOB_CFLAGS) -c -o $@ $<
+BLOB_OBJS := $(B)/restorer/blob/entry.o $(BLOB_SRCS:%.c=$(B)/restorer/blob/%.bo)
+$(B)/restorer/blob.elf: $(BLOB_OBJS) restorer/blob/blob.lds
+	$(CC) $(BLOB_CFLAGS) -nostdlib -static -Wl,--no-dynamic-linker -Wl,-T,restorer/blob/blob.lds \
+		-Wl,--build-id=none -o $@ $(BLOB_OBJS)
+	@if readelf -r $@ | grep -q 'R_X86_64'; then echo "blob has relocations: not position independent" >&2; exit 1; fi
+$(B)/restorer/blob.bin: $(B)/restorer/blob.elf
+	objcopy -O binary $< $@
+$(B)/restorer/blob_embed.o: restorer/blob_embed.S $(B)/restorer/blob.bin
+	$(CC) -c -DBLOB_BIN='"$(B)/restorer/blob.bin"' -o $@ $<
+
+# --- the tool ---------------------------------------------------------------
+$(B)/ptimer: $(B)/plugin/cli.o $(LIB_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# --- tests ------------------------------------------------------------------
+UNIT_TESTS := $(patsubst test/unit/test_%.c,$(B)/test/test_%,$(wildcard test/unit/test_*.c))
+E2E_PROGS  := $(patsubst test/e2e/%.c,$(B)/test/%,$(wildcard test/e2e/*.c))
+
+# The restore algorithm against the simulated kernel (test/unit/simkernel.c).
+$(B)/test/test_algo: test/unit/test_algo.c test/unit/simkernel.c restorer/algo.c restorer/abi.h restorer/sys.h test/unit/simkernel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DPTIMER_SIMKERNEL -o $@ test/unit/test_algo.c test/unit/simkernel.c restorer/algo.c
+$(B)/test/test_%: test/unit/test_%.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+$(B)/test/%: test/e2e/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< -lrt -lpthread
+
+tests: $(B)/ptimer $(UNIT_TESTS) $(E2E_PROGS)
+
+check: tests
+	@bash test/run.sh $(B)
+
+bench: tests
+	@bash test/bench.sh $(B)
+
+demo: deps all $(E2E_PROGS)
+	@bash test/demo.sh $(B)
+
+clean:
+	rm -rf $(B)
+
+# --- dependencies -------------------------------------------------------------
+# Debian 13 and later ship compel as libcompel-dev; Debian 12 only inside criu.
+DEB_PKGS := gcc make binutils protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev
+deps:
+	@compel=libcompel-dev; \
+	apt-cache show libcompel-dev >/dev/null 2>&1 || compel=criu; \
+	missing=""; \
+	for p in $(DEB_PKGS) $$compel; do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all installed"; exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then echo "deps: missing$$missing; run 'make deps' as root or install them" >&2; exit 1; fi; \
+	echo "deps: installing$$missing"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get install -y -q $$missing >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q $$missing; }

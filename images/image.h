@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptimer image files: DIR/ptimers-<pid>.img, pid as seen inside the dumped
+ * process's own pid namespace.
+ *
+ * Framing (CRIU style, see criu/include/magic.h and images/): a 32-bit
+ * little-endian magic PTIMER_IMG_MAGIC, then entries, each a 32-bit
+ * little-endian length followed by that many bytes of protobuf:
+ *   one PtimerHead (proto/ptimer.proto), then head.n_timers PtimerEntry.
+ * Fields added later are optional protobuf fields; readers ignore what they
+ * do not know.
+ */
+#ifndef PTIMER_IMAGES_IMAGE_H
+#define PTIMER_IMAGES_IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../restorer/abi.h"
+
+#define PTIMER_IMG_MAGIC	0x54494d52u	/* "RMIT" on disk, LE */
+#define PTIMER_IMG_VERSION	1u
+#define PTIMER_IMG_MAX_ENTRY	4096u		/* bytes, one protobuf entry */
+#define PTIMER_IMG_MAX_TIMERS	(1u << 22)	/* far above RLIMIT_SIGPENDING */
+
+struct ptimer_image {
+	uint32_t version;	/* PTIMER_IMG_VERSION of the writer */
+	int32_t pid;		/* the process, in its own pid namespace */
+	uint32_t n_timers;
+	struct ptimer_timer *timers;	/* malloc'ed, n_timers */
+};
+
+/* Error text: one line, names the file, the timer and the field. */
+struct ptimer_err {
+	char msg[512];
+};
+
+/*
+ * ptimer_image_path - "DIR/ptimers-PID.img" into buf (size len).
+ * Returns 0, or -ENAMETOOLONG.
+ */
+int ptimer_image_path(char *buf, size_t len, const char *dir, int pid);
+
+/*
+ * ptimer_image_validate - check every field of an in-memory image as restore
+ * needs it: pid > 0; timer_id 0..INT_MAX and unique; clock_id one the kernel
+ * can have a timer on (CLOCK_REALTIME 0, MONOTONIC 1, PROCESS/THREAD_CPUTIME
+ * 2/3, BOOTTIME 7, REALTIME/BOOTTIME_ALARM 8/9, TAI 11, or a CPU clock:
+ * negative with (id & 3) != 3, include/linux/posix-timers.h CPUCLOCK_*);
+ * sigev_notify one of SIGNAL, NONE, THREAD, SIGNAL|THREAD_ID
+ * (kernel/time/posix-timers.c good_sigevent()); signo 1..64 unless NONE;
+ * notify_tid > 0 for THREAD_ID; it_value/it_interval sec >= 0, nsec in
+ * 0..999,999,999; overrun >= 0; n_timers <= PTIMER_IMG_MAX_TIMERS.
+ * @what names the source in messages (a path, "JSON FILE").
+ * Returns 0, or -EINVAL with err->msg set.
+ */
+int ptimer_image_validate(const struct ptimer_image *img, const char *what, struct ptimer_err *err);
+
+/*
+ * ptimer_image_write - validate, then write img to path atomically: a
+ * temporary file in the same directory, fsync, rename.  Nothing is left
+ * behind on failure.  Returns 0 or -errno (err->msg set).
+ */
+int ptimer_image_write(const char *path, const struct ptimer_image *img, struct ptimer_err *err);
+
+/*
+ * ptimer_image_read - read and fully validate path into img (caller frees
+ * with ptimer_image_free).  Refuses a bad magic, a truncated or oversized
+ * entry, trailing bytes, a count that does not match, and everything
+ * ptimer_image_validate refuses.  Returns 0 or -errno (err->msg set).
+ */
+int ptimer_image_read(const char *path, struct ptimer_image *img, struct ptimer_err *err);
+
+/*
+ * ptimer_image_find - the image in dir: the one for pid when pid > 0, else
+ * the only ptimers-*.img there.  Writes its path into buf.  Returns 0,
+ * -ENOENT (none), -EEXIST (several and no pid given), err->msg set.
+ */
+int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct ptimer_err *err);
+
+void ptimer_image_free(struct ptimer_image *img);
+
+/*
+ * ptimer_image_to_json - write img as JSON: {"pid":N,"timers":[{"id",
+ * "clock_id","sigev_notify","signo","sival","notify_tid","it_value":{"sec",
+ * "nsec"},"it_interval":{...},"overrun"}]}. Returns 0 or -errno.
+ */
+int ptimer_image_to_json(const struct ptimer_image *img, FILE *out, struct ptimer_err *err);
+
+/*
+ * ptimer_image_from_json - the inverse: parse the JSON file at path, which
+ * must have exactly those keys with integer values (unknown keys refused),
+ * and validate as ptimer_image_read does.  Returns 0 or -errno.
+ */
+int ptimer_image_from_json(const char *path, struct ptimer_image *img, struct ptimer_err *err);
+
+/* ptimer_image_show - human-readable table of img to out. */
+void ptimer_image_show(const struct ptimer_image *img, FILE *out);
+
+/* ptimer_clock_name - "CLOCK_MONOTONIC", "CPU(pid 12, process, sched)"...
+ * into buf; returns buf. */
+const char *ptimer_clock_name(int32_t clock_id, char *buf, size_t len);
+
+/* ptimer_notify_name - "signal", "none", "thread", "thread_id". */
+const char *ptimer_notify_name(int32_t sigev_notify);
+
+#endif

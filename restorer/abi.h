@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The contract between ptimer's host side and the code it runs inside the
+ * target process (restorer/blob).  Both sides are built from this header, so
+ * every type here has a fixed size and layout and nothing here needs libc.
+ *
+ * Memory the host maps into the target (one anonymous mapping):
+ *
+ *   [ blob code, page aligned, mapped R-X         ]  <- entry point at offset 0
+ *   [ struct ptimer_blob_args, one page, RW       ]  <- __blob_end in the blob
+ *   [ struct ptimer_timer[n_timers], RW           ]
+ *   [ int32_t occupied[n_occupied], RW            ]
+ *   [ stack, PTIMER_BLOB_STACK bytes, RW          ]
+ *
+ * The blob finds its arguments PC-relative (the page after its code) and
+ * switches to its own stack at once: it never touches the thread's stack.
+ */
+#ifndef PTIMER_RESTORER_ABI_H
+#define PTIMER_RESTORER_ABI_H
+
+#include <stdint.h>
+
+#define PTIMER_ABI_VERSION	1u
+#define PTIMER_BLOB_STACK	(64u * 1024u)
+#define PTIMER_ID_MAX		0x7fffffff	/* timer IDs are 0..INT_MAX */
+
+/* uapi/asm-generic/siginfo.h */
+#define PTIMER_SIGEV_SIGNAL	0
+#define PTIMER_SIGEV_NONE	1
+#define PTIMER_SIGEV_THREAD	2
+#define PTIMER_SIGEV_THREAD_ID	4
+
+/* uapi/linux/prctl.h, kernel commit ec2d0c04624b (Linux 6.15) */
+#define PTIMER_PR_TIMER_CREATE_RESTORE_IDS	77
+#define PTIMER_PR_TIMER_CREATE_RESTORE_IDS_OFF	0
+#define PTIMER_PR_TIMER_CREATE_RESTORE_IDS_ON	1
+#define PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET	2
+
+/* Same layout as struct __kernel_timespec on 64-bit: s and ns. */
+struct ptimer_ts {
+	int64_t sec;
+	int64_t nsec;		/* 0 .. 999,999,999 */
+};
+
+/* One POSIX timer, as dumped and as restored. */
+struct ptimer_timer {
+	int32_t timer_id;	/* kernel timer ID, 0..INT_MAX */
+	int32_t clock_id;	/* clockid_t; negative for CPU clocks */
+	int32_t sigev_notify;	/* PTIMER_SIGEV_* (THREAD_ID is SIGNAL|THREAD_ID) */
+	int32_t signo;		/* si_signo the kernel queues */
+	uint64_t sival;		/* sigev_value, pointer-sized bits */
+	int32_t notify_tid;	/* thread (THREAD_ID) or process the signal goes to */
+	int32_t overrun;	/* timer_getoverrun() at dump; informational */
+	struct ptimer_ts it_value;	/* remaining time, relative; 0 = disarmed */
+	struct ptimer_ts it_interval;	/* period; 0 = one-shot */
+};
+
+/* What the blob is asked to do. */
+enum ptimer_op {
+	PTIMER_OP_PROBE = 1,	/* report exact-ID prctl state, and in linear
+				   mode the counter (creates+deletes one timer) */
+	PTIMER_OP_GETTIME = 2,	/* fill it_value/it_interval/overrun of timers[] */
+	PTIMER_OP_RESTORE = 3,	/* create timers[] with their IDs, arm them */
+	PTIMER_OP_ROLLBACK = 4,	/* delete timers[0..n_created) */
+};
+
+enum ptimer_mode {
+	PTIMER_MODE_EXACT = 1,	/* prctl(PR_TIMER_CREATE_RESTORE_IDS) */
+	PTIMER_MODE_LINEAR = 2,	/* create/delete until the counter hits each ID */
+};
+
+/* Results in ptimer_blob_args.result besides 0 and -errno. */
+#define PTIMER_AGAIN		1	/* budget used up; run again to go on */
+
+/* Extra negative results naming faults no errno describes well. */
+#define PTIMER_E_COUNTER	(-10001)	/* counter did not advance by one */
+#define PTIMER_E_PASSED		(-10002)	/* counter already past a wanted ID */
+#define PTIMER_E_ORDER		(-10003)	/* timers[] not in creation order */
+#define PTIMER_E_GOTID		(-10004)	/* kernel gave another ID than asked */
+#define PTIMER_E_ABI		(-10005)	/* abi_version mismatch */
+
+struct ptimer_blob_args {
+	/* in: set by the host before the first run */
+	uint64_t stack_top;	/* MUST stay first: read by entry.S */
+	uint32_t abi_version;	/* PTIMER_ABI_VERSION */
+	uint32_t op;		/* enum ptimer_op */
+	uint32_t mode;		/* enum ptimer_mode, for RESTORE */
+	uint32_t n_timers;
+	uint64_t timers;	/* target address of struct ptimer_timer[] */
+	uint32_t n_occupied;	/* IDs the target already holds (sorted) */
+	uint32_t allow_wrap;	/* linear: may go through INT_MAX back to 0 */
+	uint64_t occupied;	/* target address of int32_t[] */
+	uint64_t budget;	/* linear: max create/delete pairs per run */
+
+	/* state, carried between runs of one RESTORE */
+	int32_t counter;	/* linear: next ID the kernel will hand out */
+	uint32_t n_created;	/* timers[0..n_created) exist in the target */
+	uint32_t n_armed;	/* timers[0..n_armed) have been armed */
+	uint32_t phase;		/* blob-private progress marker */
+	uint64_t pairs_done;	/* linear: create/delete pairs so far */
+
+	/* out */
+	int64_t result;		/* 0 done, PTIMER_AGAIN, or -errno/PTIMER_E_* */
+	uint32_t fail_index;	/* timers[] index the failure is about */
+	int32_t got_id;		/* what the kernel returned, on PTIMER_E_* */
+	int32_t prctl_get;	/* PROBE: prctl GET result (0/1) or -errno */
+	int32_t probe_id;	/* PROBE in linear mode: ID the probe timer got */
+	int32_t prctl_off;	/* RESTORE exact: result of the final OFF */
+	uint32_t pad;
+};
+
+#endif
