@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Dump: what the kernel shows in /proc/PID/timers (ID, clock, signal,
+ * sival, notification), plus what only the process itself can read
+ * (timer_gettime, timer_getoverrun) through one run of the in-target blob.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plugin/ptimer.h"
+#include "restorer/host/inject.h"
+
+static int cmp_timer_id(const void *a, const void *b)
+{
+	const struct ptimer_timer *x = a, *y = b;
+
+	return (x->timer_id > y->timer_id) - (x->timer_id < y->timer_id);
+}
+
+/* CPUCLOCK_PID() of include/linux/posix-timers_types.h: pid 0 is "self". */
+static pid_t cpu_clock_pid(int32_t clock_id)
+{
+	return clock_id < 0 ? (pid_t)~(clock_id >> 3) : 0;
+}
+
+/*
+ * /proc printed the notify pid as its own pid namespace sees it; the image
+ * keeps the dumped process's own view.  A thread that is gone, or that is
+ * not in this process, cannot be aimed at on restore.
+ */
+static int translate_notify(struct ptimer_task *t, struct ptimer_timer *tm, bool strict,
+			    struct ptimer_err *err)
+{
+	pid_t cpu_pid = cpu_clock_pid(tm->clock_id);
+	pid_t v;
+
+	if (cpu_pid && !ptimer_task_host_tid(t, cpu_pid))
+		return ptimer_errf(err, EINVAL, "process %d: timer %d uses the CPU clock of pid %d, which is "
+				   "not a thread of the process and cannot be dumped with it", t->pid,
+				   tm->timer_id, cpu_pid);
+	if (!(tm->sigev_notify & PTIMER_SIGEV_THREAD_ID)) {
+		tm->notify_tid = t->vpid;
+		return 0;
+	}
+	v = tm->notify_tid ? ptimer_task_vtid(t, tm->notify_tid) : 0;
+	if (v) {
+		tm->notify_tid = v;
+		return 0;
+	}
+	if (strict)
+		return ptimer_errf(err, ESRCH, "process %d: timer %d is aimed at thread %d, which is not a "
+				   "thread of the process (exited?); drop --strict to keep it as SIGEV_NONE",
+				   t->pid, tm->timer_id, tm->notify_tid);
+	ptimer_log(PTIMER_LOG_WARN, "process %d: timer %d is aimed at thread %d, which is gone; "
+		   "dumping it as SIGEV_NONE (it can never fire)", t->pid, tm->timer_id, tm->notify_tid);
+	tm->sigev_notify = PTIMER_SIGEV_NONE;
+	tm->notify_tid = t->vpid;
+	return 0;
+}
+
+/* it_value/it_interval/overrun of every timer, read inside the process. */
+static int read_timer_state(struct ptimer_task *t, struct ptimer_timer *timers, uint32_t n,
+			    struct ptimer_err *err)
+{
+	struct ptimer_blob_args a = { .op = PTIMER_OP_GETTIME, .n_timers = n };
+	struct ptimer_blob *b = NULL;
+	struct ptimer_timer *got;
+	int ret, r;
+
+	got = calloc(n, sizeof(*got));
+	if (!got)
+		return ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
+	ret = ptimer_blob_open(&b, t->tids[0], n, 0, err);
+	if (ret)
+		goto out;
+	ret = ptimer_blob_load(b, timers, NULL, err);
+	if (!ret)
+		ret = ptimer_blob_call(b, &a, err);
+	if (!ret && a.result)
+		ret = ptimer_errf(err, a.result < 0 ? (int)a.result : EIO,
+				  "process %d: reading timer %d inside the process failed: %s", t->pid,
+				  a.fail_index < n ? timers[a.fail_index].timer_id : -1,
+				  a.result < 0 && a.result > -4096 ? strerror((int)-a.result) : "restorer fault");
+	if (!ret)
+		ret = ptimer_blob_fetch(b, got, err);
+	r = ptimer_blob_close(b, ret ? NULL : err);
+	if (!ret)
+		ret = r;
+	for (uint32_t i = 0; !ret && i < n; i++) {
+		timers[i].it_value = got[i].it_value;
+		timers[i].it_interval = got[i].it_interval;
+		timers[i].overrun = got[i].overrun;
+	}
+out:
+	free(got);
+	return ret;
+}
+
+int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, struct ptimer_image *img,
+		     struct ptimer_err *err)
+{
+	struct ptimer_timer *timers = NULL;
+	uint32_t n = 0;
+	int ret;
+
+	memset(img, 0, sizeof(*img));
+	ret = ptimer_proc_read_timers(t->pid, &timers, &n, err);
+	if (ret)
+		return ret;
+	for (uint32_t i = 0; i < n && !ret; i++)
+		ret = translate_notify(t, &timers[i], o && o->strict, err);
+	if (!ret && n) {
+		qsort(timers, n, sizeof(*timers), cmp_timer_id);
+		ret = read_timer_state(t, timers, n, err);
+	}
+	if (ret) {
+		free(timers);
+		return ret;
+	}
+	img->version = PTIMER_IMG_VERSION;
+	img->pid = t->vpid;
+	img->n_timers = n;
+	img->timers = timers;
+	return 0;
+}
+
+int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, struct ptimer_err *err)
+{
+	struct ptimer_image img;
+	struct ptimer_task t;
+	char path[4096];
+	int ret;
+
+	if (access(dir, W_OK | X_OK))
+		return ptimer_errf(err, errno, "image directory %s: %s; create it or pass another -D", dir,
+				   strerror(errno));
+	ret = ptimer_task_seize(&t, pid, err);
+	if (ret)
+		return ret;
+	ret = ptimer_dump_task(&t, o, &img, err);
+	ptimer_task_release(&t);
+	if (ret)
+		return ret;
+	ret = ptimer_image_path(path, sizeof(path), dir, img.pid);
+	if (ret)
+		ret = ptimer_errf(err, ret, "image path in %s is too long", dir);
+	else
+		ret = ptimer_image_write(path, &img, err);
+	if (!ret)
+		printf("dumped %u timers of process %d (pid %d in its namespace) to %s\n", img.n_timers, pid,
+		       img.pid, path);
+	ptimer_image_free(&img);
+	return ret;
+}

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Stopping every thread of a process with ptrace and letting it go again.
+ *
+ * PTRACE_SEIZE + PTRACE_INTERRUPT (ptrace(2), Linux 3.4) attach without
+ * sending a signal, so the process sees nothing.  A thread may be created
+ * while we attach the others: list /proc/PID/task again until a pass finds
+ * no new thread, as CRIU's seize_threads() does (criu/seize.c).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "plugin/ptimer.h"
+
+#define SEIZE_PASSES	64	/* new threads keep appearing: give up after this */
+#define STOP_WAITS	16	/* signal-delivery stops before our interrupt stop */
+
+/* Process state letter from /proc/PID/stat, or 0. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t r;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	r = (ssize_t)fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	if (r <= 0)
+		return 0;
+	buf[r] = '\0';
+	p = strrchr(buf, ')');	/* comm may hold spaces and parens */
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/*
+ * Wait for the PTRACE_EVENT_STOP our interrupt asked for.  A signal that
+ * was pending arrives first as a signal-delivery stop: hand it back to the
+ * thread (PTRACE_CONT with it) so nothing is lost, then wait again.
+ */
+static int wait_interrupt_stop(pid_t tid, struct ptimer_err *err)
+{
+	for (int i = 0; i < STOP_WAITS; i++) {
+		int status;
+
+		if (waitpid(tid, &status, __WALL) != tid)
+			return ptimer_errf(err, errno, "waiting for thread %d to stop: %s", tid, strerror(errno));
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return ptimer_errf(err, ESRCH, "thread %d exited while being stopped", tid);
+		if (!WIFSTOPPED(status))
+			continue;
+		if (status >> 16 == PTRACE_EVENT_STOP)
+			return 0;
+		if (status >> 16)	/* other ptrace events: none enabled */
+			continue;
+		if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)WSTOPSIG(status)))
+			return ptimer_errf(err, errno, "cannot resume thread %d with signal %d: %s", tid,
+					   WSTOPSIG(status), strerror(errno));
+		if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL))
+			return ptimer_errf(err, errno, "cannot interrupt thread %d: %s", tid, strerror(errno));
+	}
+	return ptimer_errf(err, EBUSY, "thread %d keeps receiving signals; cannot stop it", tid);
+}
+
+static int task_add(struct ptimer_task *t, pid_t tid)
+{
+	int n = t->n_threads + 1;
+	pid_t *tids = realloc(t->tids, (size_t)n * sizeof(pid_t));
+	pid_t *vtids = tids ? realloc(t->vtids, (size_t)n * sizeof(pid_t)) : NULL;
+	bool *seized;
+
+	if (tids)
+		t->tids = tids;
+	if (vtids)
+		t->vtids = vtids;
+	seized = vtids ? realloc(t->seized, (size_t)n * sizeof(bool)) : NULL;
+	if (!seized)
+		return -ENOMEM;
+	t->seized = seized;
+	t->tids[t->n_threads] = tid;
+	t->vtids[t->n_threads] = 0;
+	t->seized[t->n_threads] = false;
+	t->n_threads = n;
+	return t->n_threads - 1;
+}
+
+static int task_find(const struct ptimer_task *t, pid_t tid)
+{
+	for (int i = 0; i < t->n_threads; i++)
+		if (t->tids[i] == tid)
+			return i;
+	return -1;
+}
+
+/* Fill vtids from NSpid; a kernel without NSpid has one namespace. */
+static int task_fill_vtids(struct ptimer_task *t, struct ptimer_err *err)
+{
+	for (int i = 0; i < t->n_threads; i++) {
+		pid_t v = ptimer_proc_nspid(t->pid, t->tids[i]);
+
+		if (v == -EINVAL)
+			v = t->tids[i];
+		if (v <= 0)
+			return ptimer_errf(err, ESRCH, "thread %d of process %d is gone", t->tids[i], t->pid);
+		t->vtids[i] = v;
+	}
+	t->vpid = t->vtids[0];
+	return 0;
+}
+
+static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, struct ptimer_err *err)
+{
+	pid_t *tids;
+	int n = ptimer_proc_threads(pid, &tids), ret = 0;
+
+	if (n < 0)
+		return ptimer_errf(err, n, "cannot list threads of process %d (/proc/%d/task): %s", pid, pid,
+				   strerror(-n));
+	*grew = false;
+	for (int i = 0; i < n && !ret; i++) {
+		int idx;
+
+		if (task_find(t, tids[i]) >= 0)
+			continue;
+		*grew = true;
+		if (!seize) {
+			if (task_add(t, tids[i]) < 0)
+				ret = ptimer_errf(err, ENOMEM, "out of memory");
+			continue;
+		}
+		if (ptrace(PTRACE_SEIZE, tids[i], NULL, NULL)) {
+			if (errno == ESRCH && tids[i] != pid)
+				continue;	/* thread exited meanwhile */
+			if (errno == EPERM)
+				ret = ptimer_errf(err, EPERM, "cannot attach to process %d (thread %d): operation "
+						  "not permitted; run as root or with CAP_SYS_PTRACE, check "
+						  "/proc/sys/kernel/yama/ptrace_scope and that no debugger "
+						  "or other ptimer/criu is attached", pid, tids[i]);
+			else
+				ret = ptimer_errf(err, errno, "cannot attach to process %d (thread %d): %s", pid,
+						  tids[i], strerror(errno));
+			break;
+		}
+		idx = task_add(t, tids[i]);
+		if (idx < 0) {
+			ptrace(PTRACE_DETACH, tids[i], NULL, NULL);
+			ret = ptimer_errf(err, ENOMEM, "out of memory");
+			break;
+		}
+		t->seized[idx] = true;
+		if (ptrace(PTRACE_INTERRUPT, tids[i], NULL, NULL))
+			ret = ptimer_errf(err, errno, "cannot interrupt thread %d: %s", tids[i], strerror(errno));
+		else
+			ret = wait_interrupt_stop(tids[i], err);
+		if (ret == -ESRCH && tids[i] != pid) {
+			/* exited between seize and stop: forget it */
+			t->n_threads--;
+			ret = 0;
+		}
+	}
+	free(tids);
+	return ret;
+}
+
+int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
+{
+	bool grew = true;
+	char st;
+	int ret = 0, pass;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	if (pid == getpid())
+		return ptimer_errf(err, EINVAL, "process %d is ptimer itself", pid);
+	st = proc_state(pid);
+	if (!st)
+		return ptimer_errf(err, ESRCH, "no process %d", pid);
+	if (st == 'Z' || st == 'X')
+		return ptimer_errf(err, ESRCH, "process %d is a zombie", pid);
+	t->was_stopped = st == 'T';
+	for (pass = 0; pass < SEIZE_PASSES && grew && !ret; pass++)
+		ret = task_list(t, pid, true, &grew, err);
+	if (!ret && grew)
+		ret = ptimer_errf(err, EAGAIN, "process %d keeps creating threads; cannot stop them all", pid);
+	if (!ret && (t->n_threads == 0 || t->tids[0] != pid))
+		ret = ptimer_errf(err, ESRCH, "thread group leader %d is gone", pid);
+	if (!ret)
+		ret = task_fill_vtids(t, err);
+	if (ret)
+		ptimer_task_release(t);
+	return ret;
+}
+
+int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
+{
+	bool grew;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	ret = task_list(t, pid, false, &grew, err);
+	if (!ret)
+		ret = task_fill_vtids(t, err);
+	if (ret)
+		ptimer_task_release(t);
+	return ret;
+}
+
+void ptimer_task_release(struct ptimer_task *t)
+{
+	bool any = false;
+
+	for (int i = 0; i < t->n_threads; i++)
+		any |= t->seized[i];
+	/* A process that was in group-stop goes back to it (compel_resume_task). */
+	if (any && t->was_stopped)
+		kill(t->pid, SIGSTOP);
+	for (int i = 0; i < t->n_threads; i++)
+		if (t->seized[i] && ptrace(PTRACE_DETACH, t->tids[i], NULL, NULL) && errno != ESRCH)
+			ptimer_log(PTIMER_LOG_WARN, "cannot detach from thread %d: %s", t->tids[i],
+				   strerror(errno));
+	free(t->tids);
+	free(t->vtids);
+	free(t->seized);
+	t->tids = t->vtids = NULL;
+	t->seized = NULL;
+	t->n_threads = 0;
+}
+
+pid_t ptimer_task_vtid(const struct ptimer_task *t, pid_t host_tid)
+{
+	int i = task_find(t, host_tid);
+
+	return i < 0 ? 0 : t->vtids[i];
+}
+
+pid_t ptimer_task_host_tid(const struct ptimer_task *t, pid_t vtid)
+{
+	for (int i = 0; i < t->n_threads; i++)
+		if (t->vtids[i] == vtid)
+			return t->tids[i];
+	return 0;
+}

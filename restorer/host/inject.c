@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Running restorer/blob inside a stopped thread with libcompel's host API.
+ *
+ * compel_prepare_noctx() saves the thread's registers and signal mask;
+ * compel_syscall() runs single syscalls (mmap, mprotect, munmap) through a
+ * syscall instruction it pokes over the first executable page;
+ * compel_run_at() starts the thread at our entry with every signal but
+ * SIGTRAP blocked and waits for the blob's int3; after each, compel puts the
+ * saved registers and mask back.  See criu compel/src/lib/infect.c.
+ * Memory is copied with process_vm_writev/readv (Linux 3.2).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <compel/infect.h>
+#include <compel/log.h>
+
+#include "restorer/blob.h"
+#include "restorer/host/inject.h"
+#include "plugin/ptimer.h"
+
+#define PAGE 4096ul
+#define PAGE_ALIGN(x) (((x) + PAGE - 1) & ~(PAGE - 1))
+
+struct ptimer_blob {
+	struct parasite_ctl *ctl;
+	pid_t tid;
+	uint64_t base;		/* remote mapping */
+	uint64_t size;
+	uint64_t code_size;	/* page aligned; args page follows */
+	uint64_t timers;	/* remote addresses */
+	uint64_t occupied;
+	uint64_t stack_top;
+	uint32_t n_timers, n_occupied;
+};
+
+/* compel's last error line, to explain a failed compel call. */
+static char compel_last[256];
+
+static void compel_log(unsigned int lvl, const char *fmt, va_list ap)
+{
+	if (lvl <= COMPEL_LOG_WARN) {
+		vsnprintf(compel_last, sizeof(compel_last), fmt, ap);
+		compel_last[strcspn(compel_last, "\n")] = '\0';
+	}
+}
+
+/* First executable mapping of tid: where compel pokes its syscall insn. */
+static unsigned long exec_area(pid_t tid)
+{
+	char path[64], line[512];
+	unsigned long ret = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+		char perms[8];
+
+		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3)
+			continue;
+		/* [vsyscall] is outside the task's address space for ptrace pokes. */
+		if (perms[2] == 'x' && end - start >= PAGE && !strstr(line, "[vsyscall]")) {
+			ret = start;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+static int remote_syscall(struct ptimer_blob *b, int nr, long *ret, unsigned long a1, unsigned long a2,
+			  unsigned long a3, unsigned long a4, unsigned long a5, unsigned long a6,
+			  struct ptimer_err *err)
+{
+	compel_last[0] = '\0';
+	if (compel_syscall(b->ctl, nr, ret, a1, a2, a3, a4, a5, a6))
+		return ptimer_errf(err, EIO, "cannot run syscall %d in thread %d: %s", nr, b->tid,
+				   compel_last[0] ? compel_last : "compel_syscall failed");
+	return 0;
+}
+
+static int vm_write(struct ptimer_blob *b, uint64_t addr, const void *src, size_t len,
+		    struct ptimer_err *err)
+{
+	struct iovec local = { (void *)src, len }, remote = { (void *)addr, len };
+	ssize_t w;
+
+	if (!len)
+		return 0;
+	w = process_vm_writev(b->tid, &local, 1, &remote, 1, 0);
+	if (w != (ssize_t)len)
+		return ptimer_errf(err, w < 0 ? errno : EIO, "cannot write %zu bytes into thread %d at %#lx: %s",
+				   len, b->tid, (unsigned long)addr, w < 0 ? strerror(errno) : "short write");
+	return 0;
+}
+
+static int vm_read(struct ptimer_blob *b, uint64_t addr, void *dst, size_t len, struct ptimer_err *err)
+{
+	struct iovec local = { dst, len }, remote = { (void *)addr, len };
+	ssize_t r;
+
+	if (!len)
+		return 0;
+	r = process_vm_readv(b->tid, &local, 1, &remote, 1, 0);
+	if (r != (ssize_t)len)
+		return ptimer_errf(err, r < 0 ? errno : EIO, "cannot read %zu bytes from thread %d at %#lx: %s",
+				   len, b->tid, (unsigned long)addr, r < 0 ? strerror(errno) : "short read");
+	return 0;
+}
+
+int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uint32_t n_occupied,
+		     struct ptimer_err *err)
+{
+	size_t blob_len = (size_t)(ptimer_blob_end - ptimer_blob_start);
+	struct ptimer_blob *b;
+	struct infect_ctx *ictx;
+	long ret;
+	int r;
+
+	compel_log_init(compel_log, COMPEL_LOG_WARN);
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return ptimer_errf(err, ENOMEM, "out of memory");
+	b->tid = tid;
+	b->n_timers = n_timers;
+	b->n_occupied = n_occupied;
+	b->code_size = PAGE_ALIGN(blob_len);
+	b->timers = b->code_size + PAGE;
+	b->occupied = b->timers + PAGE_ALIGN((uint64_t)n_timers * sizeof(struct ptimer_timer));
+	b->stack_top = b->occupied + PAGE_ALIGN((uint64_t)n_occupied * sizeof(int32_t)) + PTIMER_BLOB_STACK;
+	b->size = b->stack_top;
+
+	b->ctl = compel_prepare_noctx(tid);
+	if (!b->ctl) {
+		r = ptimer_errf(err, EIO, "cannot take control of thread %d: %s", tid,
+				compel_last[0] ? compel_last : "compel_prepare_noctx failed");
+		free(b);
+		return r;
+	}
+	ictx = compel_infect_ctx(b->ctl);
+	ictx->task_size = compel_task_size();
+	ictx->syscall_ip = exec_area(tid);
+	if (!ictx->syscall_ip) {
+		r = ptimer_errf(err, EIO, "thread %d has no executable mapping to run syscalls from", tid);
+		goto fail_cure;
+	}
+	r = remote_syscall(b, __NR_mmap, &ret, 0, b->size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, (unsigned long)-1, 0, err);
+	if (r)
+		goto fail_cure;
+	if (ret < 0 && ret > -4096) {
+		r = ptimer_errf(err, -ret, "cannot map %lu bytes into process of thread %d: %s",
+				(unsigned long)b->size, tid, strerror((int)-ret));
+		goto fail_cure;
+	}
+	b->base = (uint64_t)ret;
+	b->timers += b->base;
+	b->occupied += b->base;
+	b->stack_top += b->base;
+
+	r = vm_write(b, b->base, ptimer_blob_start, blob_len, err);
+	if (r)
+		goto fail_unmap;
+	r = remote_syscall(b, __NR_mprotect, &ret, b->base, b->code_size, PROT_READ | PROT_EXEC, 0, 0, 0, err);
+	if (!r && ret)
+		r = ptimer_errf(err, -ret, "cannot make the restorer executable in thread %d: %s", tid,
+				strerror((int)-ret));
+	if (r)
+		goto fail_unmap;
+	*out = b;
+	return 0;
+
+fail_unmap:
+	remote_syscall(b, __NR_munmap, &ret, b->base, b->size, 0, 0, 0, 0, NULL);
+fail_cure:
+	if (compel_cure(b->ctl))
+		ptimer_log(PTIMER_LOG_ERROR, "restoring thread %d's registers failed: %s", tid, compel_last);
+	free(b);
+	return r;
+}
+
+int ptimer_blob_load(struct ptimer_blob *b, const struct ptimer_timer *timers, const int32_t *occupied,
+		     struct ptimer_err *err)
+{
+	int r = vm_write(b, b->timers, timers, (size_t)b->n_timers * sizeof(*timers), err);
+
+	if (!r)
+		r = vm_write(b, b->occupied, occupied, (size_t)b->n_occupied * sizeof(*occupied), err);
+	return r;
+}
+
+int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct ptimer_err *err)
+{
+	uint64_t args = b->base + b->code_size;
+	int r;
+
+	a->stack_top = b->stack_top;
+	a->abi_version = PTIMER_ABI_VERSION;
+	a->timers = b->timers;
+	a->occupied = b->occupied;
+	if (a->n_timers > b->n_timers || a->n_occupied > b->n_occupied)
+		return ptimer_errf(err, EINVAL, "internal: %u timers / %u ids do not fit the %u / %u mapped",
+				   a->n_timers, a->n_occupied, b->n_timers, b->n_occupied);
+	r = vm_write(b, args, a, sizeof(*a), err);
+	if (r)
+		return r;
+	compel_last[0] = '\0';
+	if (compel_run_at(b->ctl, b->base, NULL))
+		return ptimer_errf(err, EIO, "the restorer did not finish in thread %d: %s", b->tid,
+				   compel_last[0] ? compel_last : "compel_run_at failed");
+	return vm_read(b, args, a, sizeof(*a), err);
+}
+
+int ptimer_blob_fetch(struct ptimer_blob *b, struct ptimer_timer *timers, struct ptimer_err *err)
+{
+	return vm_read(b, b->timers, timers, (size_t)b->n_timers * sizeof(*timers), err);
+}
+
+int ptimer_blob_close(struct ptimer_blob *b, struct ptimer_err *err)
+{
+	long ret = 0;
+	int r;
+
+	if (!b)
+		return 0;
+	r = remote_syscall(b, __NR_munmap, &ret, b->base, b->size, 0, 0, 0, 0, err);
+	if (!r && ret)
+		r = ptimer_errf(err, -ret, "cannot unmap the restorer (%#lx, %lu bytes) from thread %d: %s",
+				(unsigned long)b->base, (unsigned long)b->size, b->tid, strerror((int)-ret));
+	if (compel_cure(b->ctl) && !r)
+		r = ptimer_errf(err, EIO, "cannot restore thread %d's registers: %s", b->tid, compel_last);
+	free(b);
+	return r;
+}

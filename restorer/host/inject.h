@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Host side of the in-target restorer: map the blob and its arguments into a
+ * ptrace-stopped thread with libcompel, run it, read results, unmap.
+ */
+#ifndef PTIMER_RESTORER_INJECT_H
+#define PTIMER_RESTORER_INJECT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "images/image.h"
+#include "restorer/abi.h"
+
+struct ptimer_blob;
+
+/*
+ * ptimer_blob_open - map room for the blob, its args, n_timers timers and
+ * n_occupied IDs, plus a stack, into the thread tid (which must be in a
+ * ptrace stop: ptimer_task_seize, or criu's own seize), and copy the blob
+ * in (code pages R-X, the rest RW).  Uses compel_prepare_noctx() and
+ * compel_syscall() (criu compel/include/uapi/infect.h).  Returns 0 or -errno
+ * with err set; on failure nothing stays mapped.
+ */
+int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uint32_t n_occupied,
+		     struct ptimer_err *err);
+
+/*
+ * ptimer_blob_load - copy timers[n_timers] and occupied[n_occupied] (may be
+ * NULL when 0) into the target.  Returns 0 or -errno.
+ */
+int ptimer_blob_load(struct ptimer_blob *b, const struct ptimer_timer *timers,
+		     const int32_t *occupied, struct ptimer_err *err);
+
+/*
+ * ptimer_blob_call - write a (its stack_top, timers, occupied and
+ * abi_version are filled in here), run the blob to its trap with
+ * compel_run_at() and read a back.  The thread's registers and signal mask
+ * are restored by compel afterwards.  Returns 0 when the blob ran (its own
+ * verdict is a->result), -errno when it could not be run (err set).
+ */
+int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct ptimer_err *err);
+
+/* ptimer_blob_fetch - read timers[n_timers] back from the target. */
+int ptimer_blob_fetch(struct ptimer_blob *b, struct ptimer_timer *timers, struct ptimer_err *err);
+
+/*
+ * ptimer_blob_close - unmap everything ptimer_blob_open mapped and cure
+ * compel's control block; the thread is left as it was before open.
+ * Returns 0 or -errno (the mapping could not be removed: err says where).
+ */
+int ptimer_blob_close(struct ptimer_blob *b, struct ptimer_err *err);
+
+#endif
