@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The in-target restorer: probes, reads and recreates POSIX timers with
+ * their IDs from inside the target process (restorer/abi.h is the contract).
+ *
+ * Built twice from this one file: freestanding into the blob (no libc, raw
+ * syscalls from restorer/sys.h, no writable globals, no jump tables: the blob
+ * must be position independent without relocations), and hosted with
+ * -DPTIMER_SIMKERNEL against test/unit/simkernel.c for the unit tests.
+ *
+ * Two ways to get a timer with a given ID (kernel/time/posix-timers.c):
+ *  - exact: with prctl(PR_TIMER_CREATE_RESTORE_IDS, ON) timer_create() takes
+ *    the wanted ID from *timer_id (Linux 6.15, commit ec2d0c04624b);
+ *  - linear: without it the kernel hands out IDs from a per-process counter
+ *    (posix_timer_add(): id = next; next = (id + 1) & INT_MAX; IDs already
+ *    in use are skipped), so the restorer creates and deletes throw-away
+ *    timers until the counter reaches each wanted ID, as CRIU did before the
+ *    prctl existed (criu/pie/restorer.c, create_posix_timers()).
+ *
+ * Every loop is bounded by the array sizes or by INT_MAX + 1 counter steps,
+ * whatever the kernel answers.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "restorer/abi.h"
+#include "restorer/algo.h"
+#include "restorer/sys.h"
+
+/* blob-private progress marker, ptimer_blob_args.phase */
+enum restore_phase {
+	PHASE_IDLE = 0,		/* nothing created; a RESTORE starts here */
+	PHASE_CREATING = 1,	/* linear: plan checked, timers being created */
+	PHASE_DONE = 2,		/* every timer created and armed */
+};
+
+/* Counter steps one ID space has: 0..INT_MAX. */
+#define ID_SPACE	((uint64_t)PTIMER_ID_MAX + 1)
+
+static struct ptimer_timer *args_timers(const struct ptimer_blob_args *a)
+{
+	return (struct ptimer_timer *)(uintptr_t)a->timers;
+}
+
+static const int32_t *args_occupied(const struct ptimer_blob_args *a)
+{
+	return (const int32_t *)(uintptr_t)a->occupied;
+}
+
+static long fail_at(struct ptimer_blob_args *a, long err, uint32_t index)
+{
+	a->fail_index = index;
+	return err;
+}
+
+/* The kernel's next ID after @id: (id + 1) & INT_MAX. */
+static int32_t next_id(int32_t id)
+{
+	return (int32_t)(((uint32_t)id + 1u) & PTIMER_ID_MAX);
+}
+
+/* Counter steps from @from to @to, going up and wrapping at INT_MAX. */
+static uint32_t id_distance(int32_t from, int32_t to)
+{
+	return ((uint32_t)to - (uint32_t)from) & PTIMER_ID_MAX;
+}
+
+/* The struct sigevent timer_create() gets for @t; the tid only for THREAD_ID. */
+static void make_sigevent(const struct ptimer_timer *t, struct ptimer_ksigevent *sev)
+{
+	for (int i = 0; i < 12; i++)
+		sev->_sigev_un._pad[i] = 0;
+	sev->sigev_value = t->sival;
+	sev->sigev_signo = t->signo;
+	sev->sigev_notify = t->sigev_notify;
+	if (t->sigev_notify & PTIMER_SIGEV_THREAD_ID)
+		sev->_sigev_un._tid = t->notify_tid;
+}
+
+/*
+ * Create the timer @t describes.  *id is the wanted ID on entry (read by the
+ * kernel in exact mode) and the ID the kernel gave on success.  0 or -errno.
+ */
+static long create_timer(const struct ptimer_timer *t, int32_t *id)
+{
+	struct ptimer_ksigevent sev;
+
+	make_sigevent(t, &sev);
+	*id = t->timer_id;
+	return sys_timer_create(t->clock_id, &sev, id);
+}
+
+/*
+ * Create a throw-away timer (CLOCK_MONOTONIC, SIGEV_NONE: it never fires and
+ * queues no signal) to learn or move the kernel's ID counter.  *id gets its
+ * ID.  0 or -errno.
+ */
+static long create_scratch_timer(int32_t *id)
+{
+	struct ptimer_ksigevent sev;
+
+	for (int i = 0; i < 12; i++)
+		sev._sigev_un._pad[i] = 0;
+	sev.sigev_value = 0;
+	sev.sigev_signo = 0;
+	sev.sigev_notify = PTIMER_SIGEV_NONE;
+	*id = -1;
+	return sys_timer_create(PTIMER_CLOCK_MONOTONIC, &sev, id);
+}
+
+static int ts_is_zero(const struct ptimer_ts *ts)
+{
+	return ts->sec == 0 && ts->nsec == 0;
+}
+
+/*
+ * Arm timers[n_armed..n_timers) with their relative it_value/it_interval
+ * (timer_settime flags 0).  A zero it_value is a disarmed timer, and a new
+ * timer is disarmed: no call.  0 or -errno with fail_index.
+ */
+static long arm_timers(struct ptimer_blob_args *a)
+{
+	struct ptimer_timer *t = args_timers(a);
+
+	while (a->n_armed < a->n_created) {
+		const struct ptimer_timer *tm = &t[a->n_armed];
+
+		if (!ts_is_zero(&tm->it_value)) {
+			struct ptimer_kitimerspec its;
+			long ret;
+
+			its.it_interval = tm->it_interval;
+			its.it_value = tm->it_value;
+			ret = sys_timer_settime(tm->timer_id, 0, &its, NULL);
+			if (ret < 0)
+				return fail_at(a, ret, a->n_armed);
+		}
+		a->n_armed++;
+	}
+	return 0;
+}
+
+/*
+ * Delete timers[0..n_created), newest first; n_created = n_armed = 0 and the
+ * restore starts over from PHASE_IDLE.  Goes on past failures so that as much
+ * as possible is gone; returns 0 or the first -errno.
+ */
+static long delete_created(struct ptimer_blob_args *a)
+{
+	struct ptimer_timer *t = args_timers(a);
+	long first = 0;
+
+	while (a->n_created > 0) {
+		long ret = sys_timer_delete(t[a->n_created - 1].timer_id);
+
+		if (ret < 0 && first == 0)
+			first = ret;
+		a->n_created--;
+	}
+	a->n_armed = 0;
+	a->phase = PHASE_IDLE;
+	return first;
+}
+
+/*
+ * PROBE: prctl_get = prctl(PR_TIMER_CREATE_RESTORE_IDS, GET) (0 off, 1 on, or
+ * -EINVAL on kernels before 6.15).  When GET fails, or the host asks for
+ * linear mode, probe_id = the ID the counter hands one scratch timer, which
+ * is deleted at once: the counter then stands at probe_id + 1.  Otherwise
+ * probe_id = -1 and nothing is created.  Result 0 or the timer_create error.
+ */
+static long op_probe(struct ptimer_blob_args *a)
+{
+	long ret;
+	int32_t id;
+
+	a->probe_id = -1;
+	a->prctl_get = (int32_t)sys_prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS,
+					  PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0);
+	if (a->prctl_get >= 0 && a->mode != PTIMER_MODE_LINEAR)
+		return 0;
+
+	ret = create_scratch_timer(&id);
+	if (ret < 0)
+		return fail_at(a, ret, PTIMER_NO_INDEX);
+	a->probe_id = id;
+	ret = sys_timer_delete(id);
+	if (ret < 0)
+		return fail_at(a, ret, PTIMER_NO_INDEX);
+	return 0;
+}
+
+/*
+ * GETTIME: for each timers[i] fill it_value (remaining, relative),
+ * it_interval and overrun from timer_gettime()/timer_getoverrun().
+ * 0, or -errno with fail_index = i (-EINVAL: no timer with that ID).
+ */
+static long op_gettime(struct ptimer_blob_args *a)
+{
+	struct ptimer_timer *t = args_timers(a);
+
+	for (uint32_t i = 0; i < a->n_timers; i++) {
+		struct ptimer_kitimerspec its;
+		long ret;
+
+		ret = sys_timer_gettime(t[i].timer_id, &its);
+		if (ret < 0)
+			return fail_at(a, ret, i);
+		ret = sys_timer_getoverrun(t[i].timer_id);
+		if (ret < 0)
+			return fail_at(a, ret, i);
+		t[i].it_value = its.it_value;
+		t[i].it_interval = its.it_interval;
+		t[i].overrun = (int32_t)ret;
+	}
+	return 0;
+}
+
+static long set_restore_ids(unsigned long ctrl)
+{
+	return sys_prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS, ctrl, 0, 0, 0);
+}
+
+/*
+ * Exact mode, one run: prctl ON, create timers[] in array order asking each
+ * for its timer_id, prctl OFF (always, result in prctl_off), then arm.
+ * A timer the kernel gives another ID than asked is deleted again and is
+ * PTIMER_E_GOTID with got_id.  On any failure every created timer is deleted.
+ */
+static long restore_exact(struct ptimer_blob_args *a)
+{
+	struct ptimer_timer *t = args_timers(a);
+	long err = 0, ret;
+
+	ret = set_restore_ids(PTIMER_PR_TIMER_CREATE_RESTORE_IDS_ON);
+	if (ret < 0) {
+		/* The mode is unchanged; OFF states that for the host. */
+		a->prctl_off = (int32_t)set_restore_ids(PTIMER_PR_TIMER_CREATE_RESTORE_IDS_OFF);
+		return fail_at(a, ret, PTIMER_NO_INDEX);
+	}
+
+	while (a->n_created < a->n_timers) {
+		uint32_t i = a->n_created;
+		int32_t id;
+
+		ret = create_timer(&t[i], &id);
+		if (ret < 0) {
+			err = fail_at(a, ret, i);
+			break;
+		}
+		if (id != t[i].timer_id) {
+			/* Only a kernel ignoring the prctl does this. */
+			sys_timer_delete(id);
+			a->got_id = id;
+			err = fail_at(a, PTIMER_E_GOTID, i);
+			break;
+		}
+		a->n_created++;
+	}
+
+	/* Leave the process as its own timer_create() callers expect it. */
+	ret = set_restore_ids(PTIMER_PR_TIMER_CREATE_RESTORE_IDS_OFF);
+	a->prctl_off = (int32_t)ret;
+	if (ret < 0 && err == 0)
+		err = fail_at(a, ret, PTIMER_NO_INDEX);
+
+	if (err == 0)
+		err = arm_timers(a);
+	if (err < 0) {
+		delete_created(a);
+		return err;
+	}
+	a->phase = PHASE_DONE;
+	return 0;
+}
+
+/* Binary search of the sorted occupied[] for @id. */
+static int id_is_occupied(const int32_t *occ, uint32_t n, int32_t id)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (occ[mid] == id)
+			return 1;
+		if (occ[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/*
+ * The ID the kernel hands the next timer when its counter is at @counter:
+ * the first ID from there, wrapping at INT_MAX, that the target does not
+ * hold (posix_timer_add() skips IDs in use).  At most n + 1 steps.
+ */
+static int32_t next_free_id(const int32_t *occ, uint32_t n, int32_t counter)
+{
+	int32_t id = counter;
+
+	for (uint32_t i = 0; i <= n && id_is_occupied(occ, n, id); i++)
+		id = next_id(id);
+	return id;
+}
+
+/*
+ * Check a linear plan before anything is created, so that a plan that cannot
+ * work leaves the process untouched:
+ *  - occupied[] strictly ascending IDs 0..INT_MAX, else -EINVAL;
+ *  - no wanted ID is negative (-EINVAL) or occupied (-EBUSY, as exact mode's
+ *    kernel answers);
+ *  - without allow_wrap no wanted ID lies below the counter: PTIMER_E_PASSED
+ *    naming the first such timer in array order;
+ *  - the wanted IDs come in the order the counter reaches them, each
+ *    further from the counter than the one before (never twice round the
+ *    ID space): else PTIMER_E_ORDER.
+ */
+static long check_linear_plan(struct ptimer_blob_args *a)
+{
+	const struct ptimer_timer *t = args_timers(a);
+	const int32_t *occ = args_occupied(a);
+	uint32_t prev = 0;
+
+	if (a->counter < 0)
+		return fail_at(a, -PTIMER_EINVAL, PTIMER_NO_INDEX);
+	for (uint32_t i = 0; i < a->n_occupied; i++) {
+		if (occ[i] < 0 || (i > 0 && occ[i] <= occ[i - 1]))
+			return fail_at(a, -PTIMER_EINVAL, PTIMER_NO_INDEX);
+	}
+	for (uint32_t i = 0; i < a->n_timers; i++) {
+		if (t[i].timer_id < 0)
+			return fail_at(a, -PTIMER_EINVAL, i);
+		if (id_is_occupied(occ, a->n_occupied, t[i].timer_id))
+			return fail_at(a, -PTIMER_EBUSY, i);
+	}
+	if (!a->allow_wrap) {
+		for (uint32_t i = 0; i < a->n_timers; i++) {
+			if (t[i].timer_id < a->counter)
+				return fail_at(a, PTIMER_E_PASSED, i);
+		}
+	}
+	for (uint32_t i = 0; i < a->n_timers; i++) {
+		uint32_t d = id_distance(a->counter, t[i].timer_id);
+
+		if (i > 0 && d <= prev)
+			return fail_at(a, PTIMER_E_ORDER, i);
+		prev = d;
+	}
+	return 0;
+}
+
+/*
+ * Move the counter one ID on by creating and deleting a scratch timer, which
+ * must get exactly @expect.  A kernel giving another ID does not count per
+ * process by one (IDs global before Linux 3.11, or another allocator):
+ * PTIMER_E_COUNTER with got_id.  0 or an error; the scratch timer is gone
+ * either way, unless its deletion itself failed.
+ */
+static long step_counter(struct ptimer_blob_args *a, int32_t expect)
+{
+	int32_t id;
+	long ret;
+
+	ret = create_scratch_timer(&id);
+	if (ret < 0)
+		return ret;
+	ret = sys_timer_delete(id);
+	if (id != expect) {
+		a->got_id = id;
+		return PTIMER_E_COUNTER;
+	}
+	if (ret < 0)
+		return ret;
+	a->counter = next_id(id);
+	a->pairs_done++;
+	return 0;
+}
+
+/*
+ * Create timers[n_created] when the counter hands out its ID next; it must
+ * get exactly that ID (else it is deleted: PTIMER_E_COUNTER with got_id).
+ */
+static long create_at_counter(struct ptimer_blob_args *a)
+{
+	const struct ptimer_timer *tm = &args_timers(a)[a->n_created];
+	int32_t id;
+	long ret;
+
+	ret = create_timer(tm, &id);
+	if (ret < 0)
+		return ret;
+	if (id != tm->timer_id) {
+		sys_timer_delete(id);
+		a->got_id = id;
+		return PTIMER_E_COUNTER;
+	}
+	a->counter = next_id(id);
+	a->n_created++;
+	return 0;
+}
+
+/*
+ * Linear mode, resumable: a->counter is the ID the kernel hands out next
+ * (the host sets probe_id + 1 before the first run).  For each wanted ID W in
+ * array order: scratch create/delete pairs move the counter up to W, skipping
+ * occupied IDs as the kernel does, then the real timer is created and must get
+ * W.  After a->budget pairs in one run (0: no limit) the result is
+ * PTIMER_AGAIN with all progress kept in *a (counter, n_created, pairs_done;
+ * fail_index = the timer being worked towards).  When every timer exists they
+ * are armed.  On failure every created timer is deleted; a->counter and
+ * pairs_done keep what was last seen of the kernel's counter.
+ */
+static long restore_linear(struct ptimer_blob_args *a)
+{
+	const struct ptimer_timer *t = args_timers(a);
+	const int32_t *occ = args_occupied(a);
+	uint64_t pairs_this_run = 0;
+	long err = 0;
+
+	if (a->phase == PHASE_IDLE) {
+		err = check_linear_plan(a);
+		if (err < 0)
+			return err;
+		a->phase = PHASE_CREATING;
+	}
+
+	while (a->n_created < a->n_timers) {
+		uint32_t i = a->n_created;
+		int32_t want = t[i].timer_id;
+		int32_t next;
+
+		if (!a->allow_wrap && want < a->counter) {
+			err = fail_at(a, PTIMER_E_PASSED, i);
+			break;
+		}
+		next = next_free_id(occ, a->n_occupied, a->counter);
+		if (next == want) {
+			err = create_at_counter(a);
+			if (err < 0) {
+				fail_at(a, err, i);
+				break;
+			}
+			continue;
+		}
+		if (id_distance(a->counter, next) > id_distance(a->counter, want) ||
+		    (!a->allow_wrap && next < a->counter)) {
+			/* The counter would jump over want: only if it is held. */
+			err = fail_at(a, -PTIMER_EBUSY, i);
+			break;
+		}
+		if (a->pairs_done >= ID_SPACE) {
+			/* More steps than IDs exist: the counter is not ours. */
+			a->got_id = a->counter;
+			err = fail_at(a, PTIMER_E_COUNTER, i);
+			break;
+		}
+		if (a->budget != 0 && pairs_this_run >= a->budget) {
+			a->fail_index = i;
+			return PTIMER_AGAIN;
+		}
+		err = step_counter(a, next);
+		if (err < 0) {
+			fail_at(a, err, i);
+			break;
+		}
+		pairs_this_run++;
+	}
+
+	if (err == 0)
+		err = arm_timers(a);
+	if (err < 0) {
+		delete_created(a);
+		return err;
+	}
+	a->phase = PHASE_DONE;
+	return 0;
+}
+
+/*
+ * RESTORE: create timers[] with their timer_id and arm them, in a->mode.
+ * Running it again after it finished returns 0 and changes nothing.
+ */
+static long op_restore(struct ptimer_blob_args *a)
+{
+	if (a->phase == PHASE_DONE)
+		return 0;
+	switch (a->mode) {
+	case PTIMER_MODE_EXACT:
+		return restore_exact(a);
+	case PTIMER_MODE_LINEAR:
+		return restore_linear(a);
+	}
+	return fail_at(a, -PTIMER_EINVAL, PTIMER_NO_INDEX);
+}
+
+/* ROLLBACK: delete timers[0..n_created).  0 or the first delete's -errno. */
+static long op_rollback(struct ptimer_blob_args *a)
+{
+	long ret = delete_created(a);
+
+	if (ret < 0)
+		return fail_at(a, ret, PTIMER_NO_INDEX);
+	return 0;
+}
+
+long ptimer_blob_main(struct ptimer_blob_args *a)
+{
+	long ret;
+
+	a->fail_index = PTIMER_NO_INDEX;
+	a->got_id = -1;
+	if (a->abi_version != PTIMER_ABI_VERSION) {
+		ret = PTIMER_E_ABI;
+		goto out;
+	}
+	/* if/else, not switch: no jump table may end up in the blob. */
+	if (a->op == PTIMER_OP_PROBE)
+		ret = op_probe(a);
+	else if (a->op == PTIMER_OP_GETTIME)
+		ret = op_gettime(a);
+	else if (a->op == PTIMER_OP_RESTORE)
+		ret = op_restore(a);
+	else if (a->op == PTIMER_OP_ROLLBACK)
+		ret = op_rollback(a);
+	else
+		ret = -PTIMER_EINVAL;
+out:
+	a->result = ret;
+	return ret;
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The system calls the in-target restorer (restorer/algo.c) makes, and the
+ * kernel structures they take.
+ *
+ * Built for the blob (PTIMER_SIMKERNEL undefined): raw x86_64 syscalls as
+ * static inline functions, musl style (arch/x86_64/syscall_arch.h): number in
+ * rax, arguments in rdi, rsi, rdx, r10, r8; the kernel clobbers rcx and r11.
+ * They return the kernel's value, -errno on failure; there is no errno.
+ *
+ * Built with -DPTIMER_SIMKERNEL: the same functions are extern and
+ * test/unit/simkernel.c implements them against a simulated kernel.
+ *
+ * Needs nothing but stdint.h, so it compiles freestanding.
+ */
+#ifndef PTIMER_RESTORER_SYS_H
+#define PTIMER_RESTORER_SYS_H
+
+#include <stdint.h>
+
+#include "restorer/abi.h"
+
+/* uapi/asm-generic/errno-base.h and errno.h */
+#define PTIMER_EPERM	1
+#define PTIMER_EAGAIN	11
+#define PTIMER_EFAULT	14
+#define PTIMER_EBUSY	16
+#define PTIMER_EINVAL	22
+#define PTIMER_EOPNOTSUPP 95
+
+/* uapi/linux/time.h */
+#define PTIMER_CLOCK_REALTIME	0
+#define PTIMER_CLOCK_MONOTONIC	1
+
+/* arch/x86/entry/syscalls/syscall_64.tbl */
+#define PTIMER_NR_prctl		157
+#define PTIMER_NR_timer_create	222
+#define PTIMER_NR_timer_settime	223
+#define PTIMER_NR_timer_gettime	224
+#define PTIMER_NR_timer_getoverrun 225
+#define PTIMER_NR_timer_delete	226
+
+/*
+ * struct sigevent as the kernel copies it in (uapi/asm-generic/siginfo.h,
+ * SIGEV_MAX_SIZE 64): an 8-byte sigev_value, signo, notify, then a union whose
+ * first int is sigev_notify_thread_id.
+ */
+struct ptimer_ksigevent {
+	uint64_t sigev_value;
+	int32_t sigev_signo;
+	int32_t sigev_notify;
+	union {
+		int32_t _tid;
+		int32_t _pad[12];
+	} _sigev_un;
+};
+_Static_assert(sizeof(struct ptimer_ksigevent) == 64, "kernel sigevent is 64 bytes");
+_Static_assert(__builtin_offsetof(struct ptimer_ksigevent, _sigev_un._tid) == 16,
+	       "sigev_notify_thread_id at offset 16");
+
+/* struct __kernel_itimerspec (uapi/linux/time_types.h): interval first. */
+struct ptimer_kitimerspec {
+	struct ptimer_ts it_interval;
+	struct ptimer_ts it_value;
+};
+_Static_assert(sizeof(struct ptimer_kitimerspec) == 32, "__kernel_itimerspec is 32 bytes");
+
+#ifndef PTIMER_SIMKERNEL
+
+static inline long ptimer_syscall3(long n, long a1, long a2, long a3)
+{
+	long ret;
+
+	__asm__ __volatile__ ("syscall"
+		: "=a"(ret)
+		: "a"(n), "D"(a1), "S"(a2), "d"(a3)
+		: "rcx", "r11", "memory");
+	return ret;
+}
+
+static inline long ptimer_syscall4(long n, long a1, long a2, long a3, long a4)
+{
+	register long r10 __asm__("r10") = a4;
+	long ret;
+
+	__asm__ __volatile__ ("syscall"
+		: "=a"(ret)
+		: "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10)
+		: "rcx", "r11", "memory");
+	return ret;
+}
+
+static inline long ptimer_syscall5(long n, long a1, long a2, long a3, long a4, long a5)
+{
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
+	long ret;
+
+	__asm__ __volatile__ ("syscall"
+		: "=a"(ret)
+		: "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8)
+		: "rcx", "r11", "memory");
+	return ret;
+}
+
+/*
+ * timer_create(2).  With PR_TIMER_CREATE_RESTORE_IDS on, the kernel reads the
+ * wanted ID from *timer_id first (kernel commit ec2d0c04624b); it always
+ * writes the ID it gave back there.  0 or -errno.
+ */
+static inline long sys_timer_create(int clock_id, struct ptimer_ksigevent *sev,
+				    int32_t *timer_id)
+{
+	return ptimer_syscall3(PTIMER_NR_timer_create, clock_id, (long)sev, (long)timer_id);
+}
+
+/* timer_settime(2); old_value may be NULL.  0 or -errno. */
+static inline long sys_timer_settime(int32_t timer_id, int flags,
+				     const struct ptimer_kitimerspec *new_value,
+				     struct ptimer_kitimerspec *old_value)
+{
+	return ptimer_syscall4(PTIMER_NR_timer_settime, timer_id, flags,
+			       (long)new_value, (long)old_value);
+}
+
+/* timer_gettime(2): remaining time (relative) and period.  0 or -errno. */
+static inline long sys_timer_gettime(int32_t timer_id, struct ptimer_kitimerspec *cur)
+{
+	return ptimer_syscall3(PTIMER_NR_timer_gettime, timer_id, (long)cur, 0);
+}
+
+/* timer_getoverrun(2): overrun count (>= 0, clamped to INT_MAX) or -errno. */
+static inline long sys_timer_getoverrun(int32_t timer_id)
+{
+	return ptimer_syscall3(PTIMER_NR_timer_getoverrun, timer_id, 0, 0);
+}
+
+/* timer_delete(2).  0 or -errno (-EINVAL: no such timer). */
+static inline long sys_timer_delete(int32_t timer_id)
+{
+	return ptimer_syscall3(PTIMER_NR_timer_delete, timer_id, 0, 0);
+}
+
+/* prctl(2): the option's value or -errno. */
+static inline long sys_prctl(int option, unsigned long arg2, unsigned long arg3,
+			     unsigned long arg4, unsigned long arg5)
+{
+	return ptimer_syscall5(PTIMER_NR_prctl, option, (long)arg2, (long)arg3,
+			       (long)arg4, (long)arg5);
+}
+
+#else /* PTIMER_SIMKERNEL: test/unit/simkernel.c, same contracts as above */
+
+long sys_timer_create(int clock_id, struct ptimer_ksigevent *sev, int32_t *timer_id);
+long sys_timer_settime(int32_t timer_id, int flags,
+		       const struct ptimer_kitimerspec *new_value,
+		       struct ptimer_kitimerspec *old_value);
+long sys_timer_gettime(int32_t timer_id, struct ptimer_kitimerspec *cur);
+long sys_timer_getoverrun(int32_t timer_id);
+long sys_timer_delete(int32_t timer_id);
+long sys_prctl(int option, unsigned long arg2, unsigned long arg3,
+	       unsigned long arg4, unsigned long arg5);
+
+#endif /* PTIMER_SIMKERNEL */
+
+#endif

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The real blob (build/restorer/blob.bin, embedded by restorer/blob_embed.S)
+ * on the running kernel, inside this process: the region is laid out as
+ * restorer/abi.h says, the blob is entered at offset 0 with nothing in
+ * registers, and its final int3 comes back here through a SIGTRAP handler
+ * (siglongjmp) instead of through ptrace as in the target.
+ *
+ * Checks probe, exact-ID restore (IDs, values, a timer that fires with its
+ * signal and sival, prctl left off), gettime, EBUSY rollback, linear restore
+ * with a budget, and rollback.  Exact-ID checks are SKIPped on kernels
+ * without PR_TIMER_CREATE_RESTORE_IDS (before 6.15).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "restorer/abi.h"
+#include "restorer/algo.h"
+#include "restorer/blob.h"
+#include "test/unit/check.h"
+
+#define MAXT		8
+#define PAGE		4096u
+
+struct region {
+	uint8_t *base;
+	size_t len;
+	struct ptimer_blob_args *args;
+	struct ptimer_timer *timers;
+	int32_t *occupied;
+};
+
+static sigjmp_buf blob_return;
+
+static void on_sigtrap(int sig)
+{
+	(void)sig;
+	siglongjmp(blob_return, 1);
+}
+
+static size_t blob_len(void)
+{
+	return (size_t)(ptimer_blob_end - ptimer_blob_start);
+}
+
+/* Map blob, args page, timers[MAXT], occupied[MAXT] and the stack. */
+static int region_map(struct region *r)
+{
+	size_t code = blob_len();
+	size_t tsz = (MAXT * sizeof(struct ptimer_timer) + 15) & ~(size_t)15;
+	size_t osz = (MAXT * sizeof(int32_t) + 15) & ~(size_t)15;
+
+	r->len = code + PAGE + tsz + osz + PTIMER_BLOB_STACK;
+	r->base = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r->base == MAP_FAILED)
+		return -1;
+	memcpy(r->base, ptimer_blob_start, code);
+	if (mprotect(r->base, code, PROT_READ | PROT_EXEC))
+		return -1;
+	r->args = (struct ptimer_blob_args *)(r->base + code);
+	r->timers = (struct ptimer_timer *)(r->base + code + PAGE);
+	r->occupied = (int32_t *)(r->base + code + PAGE + tsz);
+	return 0;
+}
+
+static void args_init(struct region *r, uint32_t op, uint32_t mode, uint32_t n)
+{
+	struct ptimer_blob_args *a = r->args;
+
+	memset(a, 0, sizeof(*a));
+	a->stack_top = (uint64_t)(uintptr_t)(r->base + r->len);
+	a->abi_version = PTIMER_ABI_VERSION;
+	a->op = op;
+	a->mode = mode;
+	a->n_timers = n;
+	a->timers = (uint64_t)(uintptr_t)r->timers;
+	a->occupied = (uint64_t)(uintptr_t)r->occupied;
+}
+
+/* Enter the blob at offset 0 and come back on its int3. */
+static long blob_run(struct region *r)
+{
+	void (*entry)(void) = (void (*)(void))(uintptr_t)r->base;
+
+	if (sigsetjmp(blob_return, 1) == 0)
+		entry();
+	return (long)r->args->result;
+}
+
+static struct ptimer_timer make_timer(int32_t id, int64_t sec, int64_t nsec)
+{
+	struct ptimer_timer t;
+
+	memset(&t, 0, sizeof(t));
+	t.timer_id = id;
+	t.clock_id = CLOCK_MONOTONIC;
+	t.sigev_notify = SIGEV_SIGNAL;
+	t.signo = SIGUSR1;
+	t.sival = 0x5eed0000u + (uint32_t)id;
+	t.it_value.sec = sec;
+	t.it_value.nsec = nsec;
+	return t;
+}
+
+static int kernel_gettime(int32_t id, struct itimerspec *its)
+{
+	return (int)syscall(SYS_timer_gettime, id, its);
+}
+
+static int timer_exists(int32_t id)
+{
+	struct itimerspec its;
+
+	return kernel_gettime(id, &its) == 0;
+}
+
+static long restore_ids_mode(void)
+{
+	long ret = prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS, PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET,
+			 0, 0, 0);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static void test_probe(struct region *r, int *have_prctl, int32_t *probe_id)
+{
+	long ret;
+
+	args_init(r, PTIMER_OP_PROBE, PTIMER_MODE_EXACT, 0);
+	ret = blob_run(r);
+	*have_prctl = r->args->prctl_get >= 0;
+	CHECK("blob probe: returns, prctl_get 0 or -EINVAL",
+	      ret == 0 && (r->args->prctl_get == 0 || r->args->prctl_get == -EINVAL),
+	      "ret %ld prctl_get %d", ret, r->args->prctl_get);
+
+	args_init(r, PTIMER_OP_PROBE, PTIMER_MODE_LINEAR, 0);
+	ret = blob_run(r);
+	*probe_id = r->args->probe_id;
+	CHECK("blob probe linear: probe_id >= 0, probe timer deleted",
+	      ret == 0 && r->args->probe_id >= 0 && !timer_exists(r->args->probe_id),
+	      "ret %ld probe_id %d", ret, r->args->probe_id);
+}
+
+static void test_exact(struct region *r)
+{
+	static const int32_t ids[] = { 1000000, 2000000, 7 };
+	struct timespec ts = { 2, 0 };
+	struct itimerspec its;
+	siginfo_t si;
+	sigset_t set;
+	long ret;
+	int ok = 1;
+
+	args_init(r, PTIMER_OP_RESTORE, PTIMER_MODE_EXACT, 3);
+	r->timers[0] = make_timer(ids[0], 100, 0);
+	r->timers[0].it_interval.sec = 5;
+	r->timers[1] = make_timer(ids[1], 0, 20000000);	/* fires in 20 ms */
+	r->timers[2] = make_timer(ids[2], 0, 0);		/* disarmed */
+	r->timers[2].sigev_notify = SIGEV_NONE;
+	ret = blob_run(r);
+	CHECK("blob exact: IDs 1000000, 2000000, 7 restored",
+	      ret == 0 && r->args->n_created == 3 && timer_exists(ids[0]) &&
+	      timer_exists(ids[1]) && timer_exists(ids[2]),
+	      "ret %ld n_created %u fail_index %u", ret, r->args->n_created, r->args->fail_index);
+	CHECK("blob exact: prctl left OFF", restore_ids_mode() == 0 && r->args->prctl_off == 0,
+	      "mode %ld prctl_off %d", restore_ids_mode(), r->args->prctl_off);
+
+	if (kernel_gettime(ids[0], &its) || its.it_value.tv_sec > 100 || its.it_value.tv_sec < 98 ||
+	    its.it_interval.tv_sec != 5)
+		ok = 0;
+	if (kernel_gettime(ids[2], &its) || its.it_value.tv_sec || its.it_value.tv_nsec)
+		ok = 0;
+	CHECK("blob exact: armed 100 s / 5 s period, disarmed stays disarmed", ok,
+	      "it_value %ld.%09ld", (long)its.it_value.tv_sec, its.it_value.tv_nsec);
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	ret = sigtimedwait(&set, &si, &ts);
+	CHECK("blob exact: timer 2000000 fires SIGUSR1 with its ID and sival",
+	      ret == SIGUSR1 && si.si_code == SI_TIMER && si.si_timerid == ids[1] &&
+	      (uint32_t)(uintptr_t)si.si_value.sival_ptr == 0x5eed0000u + (uint32_t)ids[1],
+	      "ret %ld code %d timerid %d", ret, si.si_code, si.si_timerid);
+
+	args_init(r, PTIMER_OP_GETTIME, 0, 3);
+	ret = blob_run(r);
+	CHECK("blob gettime: period 5 s read back, value <= 100 s",
+	      ret == 0 && r->timers[0].it_interval.sec == 5 && r->timers[0].it_value.sec <= 100 &&
+	      r->timers[0].it_value.sec >= 98 && r->timers[1].overrun == 0,
+	      "ret %ld value %lld", ret, (long long)r->timers[0].it_value.sec);
+
+	/* 7 is taken now: a second restore of {8, 7} fails and removes 8. */
+	args_init(r, PTIMER_OP_RESTORE, PTIMER_MODE_EXACT, 2);
+	r->timers[0] = make_timer(8, 100, 0);
+	r->timers[1] = make_timer(7, 100, 0);
+	ret = blob_run(r);
+	CHECK("blob exact: taken ID 7 -> -EBUSY fail_index 1, timer 8 removed, prctl OFF",
+	      ret == -EBUSY && r->args->fail_index == 1 && !timer_exists(8) &&
+	      restore_ids_mode() == 0,
+	      "ret %ld fail_index %u", ret, r->args->fail_index);
+
+	args_init(r, PTIMER_OP_ROLLBACK, 0, 3);
+	for (int i = 0; i < 3; i++)
+		r->timers[i].timer_id = ids[i];
+	r->args->n_created = 3;
+	ret = blob_run(r);
+	CHECK("blob rollback: the three timers are gone",
+	      ret == 0 && !timer_exists(ids[0]) && !timer_exists(ids[1]) && !timer_exists(ids[2]),
+	      "ret %ld", ret);
+}
+
+/* The linear path works on this kernel too (its counter still counts). */
+static void test_linear(struct region *r)
+{
+	int32_t start, ids[2];
+	long ret;
+	int runs = 0;
+
+	args_init(r, PTIMER_OP_PROBE, PTIMER_MODE_LINEAR, 0);
+	blob_run(r);
+	start = r->args->probe_id + 1;
+	ids[0] = start + 10;
+	ids[1] = start + 5000;
+
+	args_init(r, PTIMER_OP_RESTORE, PTIMER_MODE_LINEAR, 2);
+	r->args->counter = start;
+	r->args->budget = 1000;
+	r->timers[0] = make_timer(ids[0], 50, 0);
+	r->timers[1] = make_timer(ids[1], 60, 0);
+	do {
+		ret = blob_run(r);
+		runs++;
+	} while (ret == PTIMER_AGAIN && runs < 100);
+	CHECK("blob linear: two IDs reached through 4999 pairs in 5 budgeted runs",
+	      ret == 0 && runs == 5 && r->args->pairs_done == 4999 &&
+	      timer_exists(ids[0]) && timer_exists(ids[1]),
+	      "ret %ld runs %d pairs %llu got_id %d fail_index %u", ret, runs,
+	      (unsigned long long)r->args->pairs_done, r->args->got_id, r->args->fail_index);
+
+	r->args->op = PTIMER_OP_ROLLBACK;
+	ret = blob_run(r);
+	CHECK("blob linear: rollback", ret == 0 && !timer_exists(ids[0]) && !timer_exists(ids[1]),
+	      "ret %ld", ret);
+}
+
+int main(void)
+{
+	struct sigaction sa;
+	struct region r;
+	sigset_t set;
+	int have_prctl;
+	int32_t probe_id;
+
+	printf("# blob of %zu bytes on the running kernel\n", blob_len());
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigtrap;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTRAP, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+
+	if (region_map(&r)) {
+		FAIL("blob: map region", "%s", strerror(errno));
+		return CHECK_EXIT();
+	}
+	CHECK("blob: size is a multiple of 4096 and entry is offset 0",
+	      blob_len() % PAGE == 0 && blob_len() > 0, "%zu bytes", blob_len());
+
+	test_probe(&r, &have_prctl, &probe_id);
+	if (have_prctl)
+		test_exact(&r);
+	else
+		SKIP("blob exact", "PR_TIMER_CREATE_RESTORE_IDS not supported (kernel before 6.15)");
+	test_linear(&r);
+	return CHECK_EXIT();
+}
