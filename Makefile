@@ -52,7 +52,7 @@ $(B)/%.o: %.c $(PROTO_H) $(wildcard */*.h restorer/*/*.h)
 $(B)/restorer/blob/%.o: restorer/blob/%.S
 	@mkdir -p $(dir $@)
 	$(CC) $(BLOB_CFLAGS) -c -o $@ $<
-$(B)/restorer/blob/%.bo: %.c restorer/abi.h restorer/sys.h
+$(B)/restorer/blob/%.bo: %.c restorer/abi.h restorer/sys.h restorer/algo.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BLOB_CFLAGS) -c -o $@ $<
 BLOB_OBJS := $(B)/restorer/blob/entry.o $(BLOB_SRCS:%.c=$(B)/restorer/blob/%.bo)

@@ -57,8 +57,10 @@ struct ptimer_timer {
 
 /* What the blob is asked to do. */
 enum ptimer_op {
-	PTIMER_OP_PROBE = 1,	/* report exact-ID prctl state, and in linear
-				   mode the counter (creates+deletes one timer) */
+	PTIMER_OP_PROBE = 1,	/* prctl_get = exact-ID prctl GET; when that
+				   fails, or when mode == PTIMER_MODE_LINEAR,
+				   also probe_id = the ID the counter gives one
+				   timer (created and deleted at once) */
 	PTIMER_OP_GETTIME = 2,	/* fill it_value/it_interval/overrun of timers[] */
 	PTIMER_OP_RESTORE = 3,	/* create timers[] with their IDs, arm them */
 	PTIMER_OP_ROLLBACK = 4,	/* delete timers[0..n_created) */
