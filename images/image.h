@@ -37,8 +37,8 @@ struct ptimer_err {
 };
 
 /*
- * ptimer_image_path - "DIR/ptimers-PID.img" into buf (size len).
- * Returns 0, or -ENAMETOOLONG.
+ * ptimer_image_path - "DIR/ptimers-PID.img" into buf (len bytes, NUL
+ * included).  Returns 0, or -ENAMETOOLONG when it does not fit.
  */
 int ptimer_image_path(char *buf, size_t len, const char *dir, int pid);
 
@@ -59,50 +59,81 @@ int ptimer_image_validate(const struct ptimer_image *img, const char *what, stru
 
 /*
  * ptimer_image_write - validate, then write img to path atomically: a
- * temporary file in the same directory, fsync, rename.  Nothing is left
- * behind on failure.  Returns 0 or -errno (err->msg set).
+ * temporary file "DIR/.ptimers-PID.img.XXXXXX" (mkstemp, mode 0600) in the
+ * same directory, fsync, rename(2) over path, then a best-effort fsync of
+ * the directory.  Writes version PTIMER_IMG_VERSION whatever img->version.
+ * Nothing is left behind on failure (the temporary file is unlinked, an
+ * existing image at path is untouched).  Returns 0, -EINVAL (validation),
+ * or -errno of mkstemp/write/fsync/close/rename (-ENOENT, -EACCES,
+ * -ENOSPC, -EISDIR...), -ENOMEM; err->msg names path, the errno text and
+ * what to do.
  */
 int ptimer_image_write(const char *path, const struct ptimer_image *img, struct ptimer_err *err);
 
 /*
  * ptimer_image_read - read and fully validate path into img (caller frees
- * with ptimer_image_free).  Refuses a bad magic, a truncated or oversized
- * entry, trailing bytes, a count that does not match, and everything
- * ptimer_image_validate refuses.  Returns 0 or -errno (err->msg set).
+ * with ptimer_image_free; on failure img is empty and need not be freed).
+ * Refuses a bad magic, a truncated or oversized (> PTIMER_IMG_MAX_ENTRY)
+ * entry, an entry protobuf-c cannot unpack, trailing bytes, a count that
+ * does not match head.n_timers, version 0, and everything
+ * ptimer_image_validate refuses.  Any version >= 1 is read: later versions
+ * only add optional fields, which protobuf-c skips.  Returns 0, -EINVAL
+ * (content), -errno of open/read (-ENOENT, -EACCES...), -EISDIR (a
+ * directory), -EFBIG, -ENOMEM; err->msg set.
  */
 int ptimer_image_read(const char *path, struct ptimer_image *img, struct ptimer_err *err);
 
 /*
- * ptimer_image_find - the image in dir: the one for pid when pid > 0, else
- * the only ptimers-*.img there.  Writes its path into buf.  Returns 0,
- * -ENOENT (none), -EEXIST (several and no pid given), err->msg set.
+ * ptimer_image_find - the image in dir: the one for pid when pid > 0 (it
+ * must exist as a regular file), else the only ptimers-<pid>.img there
+ * (digits without a leading zero; temporary files and other names are
+ * ignored).  Writes its path into buf (len bytes).  Returns 0, -ENOENT
+ * (none), -EEXIST (several and no pid given), -ENAMETOOLONG, or -errno of
+ * opendir; err->msg set.
  */
 int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct ptimer_err *err);
 
+/* ptimer_image_free - free img->timers and zero *img; NULL or empty is fine. */
 void ptimer_image_free(struct ptimer_image *img);
 
 /*
- * ptimer_image_to_json - write img as JSON: {"pid":N,"timers":[{"id",
- * "clock_id","sigev_notify","signo","sival","notify_tid","it_value":{"sec",
- * "nsec"},"it_interval":{...},"overrun"}]}. Returns 0 or -errno.
+ * ptimer_image_to_json - write img as pretty JSON (json-c) to out:
+ * {"version":V,"pid":N,"timers":[{"id","clock_id","sigev_notify","signo",
+ * "sival","notify_tid","it_value":{"sec","nsec"},"it_interval":{...},
+ * "overrun"}]}, all integers; sival unsigned 64-bit, sec/nsec in s/ns.
+ * Returns 0, -ENOMEM, or -errno of the write (out is flushed); err->msg set.
  */
 int ptimer_image_to_json(const struct ptimer_image *img, FILE *out, struct ptimer_err *err);
 
 /*
  * ptimer_image_from_json - the inverse: parse the JSON file at path, which
- * must have exactly those keys with integer values (unknown keys refused),
- * and validate as ptimer_image_read does.  Returns 0 or -errno.
+ * must have exactly those keys ("version" optional, default
+ * PTIMER_IMG_VERSION) with integer values of the field's C type (unknown,
+ * missing and repeated keys refused, as are integers beyond 64 bits and
+ * content after the object), and validate as ptimer_image_read does.
+ * Messages name path, the timer index and the key.  Caller frees img with
+ * ptimer_image_free.  Returns 0, -EINVAL, -errno of open/read, -ENOMEM.
  */
 int ptimer_image_from_json(const char *path, struct ptimer_image *img, struct ptimer_err *err);
 
-/* ptimer_image_show - human-readable table of img to out. */
+/*
+ * ptimer_image_show - human-readable table of img to out: a header line
+ * "pid P: N timers (image version V)", then per timer id, clock name,
+ * notification ("signal 14 -> pid 123", "thread_id signal 32 -> tid 124",
+ * "none"), sival in hex, it_value and it_interval as sec.nsec, overrun.
+ */
 void ptimer_image_show(const struct ptimer_image *img, FILE *out);
 
-/* ptimer_clock_name - "CLOCK_MONOTONIC", "CPU(pid 12, process, sched)"...
- * into buf; returns buf. */
+/*
+ * ptimer_clock_name - "CLOCK_MONOTONIC", "CPU(pid 12, process, sched)",
+ * "CPU(self, thread, sched)", "CPU(tid 7, thread, virt)", "CLOCKFD(fd 3)",
+ * "clock 12" into buf (len bytes, truncated to fit); returns buf.  CPU
+ * clocks decoded as include/linux/posix-timers.h builds them: pid/tid
+ * ~(id >> 3), 0 = self; bit 2 per-thread; low bits prof/virt/sched.
+ */
 const char *ptimer_clock_name(int32_t clock_id, char *buf, size_t len);
 
-/* ptimer_notify_name - "signal", "none", "thread", "thread_id". */
+/* ptimer_notify_name - "signal", "none", "thread", "thread_id", else "unknown". */
 const char *ptimer_notify_name(int32_t sigev_notify);
 
 #endif

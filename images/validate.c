@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Field checks for an in-memory ptimer image, shared by the image reader,
+ * the JSON reader and the writer: whatever passes here is something
+ * timer_create()/timer_settime() will take on restore, so a bad image is
+ * refused before any target process is touched.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "image_int.h"
+
+#define NSEC_MAX	999999999LL
+#define SIGNO_MAX	64		/* SIGRTMAX on Linux, uapi/asm-generic/signal.h _NSIG */
+
+/* include/linux/posix-timers.h: CPU clock ids are ~pid << 3 | perthread | which */
+#define CPUCLOCK_CLOCK_MASK	3
+#define CLOCKFD			3	/* dynamic (fd) clocks: no timers on them */
+
+/*
+ * Clocks with a timer_create() in the kernel's k_clock tables
+ * (kernel/time/posix-timers.c posix_clocks[], alarmtimer.c, posix-cpu-timers.c).
+ * MONOTONIC_RAW 4 and the COARSE clocks 5/6 can be read but carry no timers.
+ */
+static bool clock_can_have_timer(int32_t clock_id)
+{
+	if (clock_id < 0)
+		return (clock_id & CPUCLOCK_CLOCK_MASK) != CLOCKFD;
+	switch (clock_id) {
+	case 0:		/* CLOCK_REALTIME */
+	case 1:		/* CLOCK_MONOTONIC */
+	case 2:		/* CLOCK_PROCESS_CPUTIME_ID */
+	case 3:		/* CLOCK_THREAD_CPUTIME_ID */
+	case 7:		/* CLOCK_BOOTTIME */
+	case 8:		/* CLOCK_REALTIME_ALARM */
+	case 9:		/* CLOCK_BOOTTIME_ALARM */
+	case 11:	/* CLOCK_TAI */
+		return true;
+	}
+	return false;
+}
+
+/* kernel/time/posix-timers.c good_sigevent() accepts exactly these. */
+static bool notify_is_valid(int32_t sigev_notify)
+{
+	switch (sigev_notify) {
+	case PTIMER_SIGEV_SIGNAL:
+	case PTIMER_SIGEV_NONE:
+	case PTIMER_SIGEV_THREAD:
+	case PTIMER_SIGEV_SIGNAL | PTIMER_SIGEV_THREAD_ID:
+		return true;
+	}
+	return false;
+}
+
+/* timespec64_valid(): what timer_settime() refuses with EINVAL. */
+static int check_ts(const struct ptimer_ts *ts, const char *name, const char *what,
+		    uint32_t idx, int32_t id, struct ptimer_err *err)
+{
+	if (ts->sec < 0) {
+		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): %s.sec %" PRId64
+			       " is negative", what, idx, id, name, ts->sec);
+		return -EINVAL;
+	}
+	if (ts->nsec < 0 || ts->nsec > NSEC_MAX) {
+		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): %s.nsec %" PRId64
+			       " out of range 0..999999999", what, idx, id, name, ts->nsec);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_timer(const struct ptimer_timer *t, uint32_t i, const char *what,
+		       struct ptimer_err *err)
+{
+	int32_t id = t->timer_id;
+	int ret;
+
+	if (id < 0) {
+		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): timer_id %" PRId32
+			       " out of range 0..%d", what, i, id, id, PTIMER_ID_MAX);
+		return -EINVAL;
+	}
+	if (!clock_can_have_timer(t->clock_id)) {
+		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): clock_id %" PRId32
+			       " is not a clock the kernel can have a timer on"
+			       " (0,1,2,3,7,8,9,11 or a CPU clock)", what, i, id, t->clock_id);
+		return -EINVAL;
+	}
+	if (!notify_is_valid(t->sigev_notify)) {
+		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): sigev_notify %" PRId32
+			       " is not SIGNAL 0, NONE 1, THREAD 2 or THREAD_ID 4",
+			       what, i, id, t->sigev_notify);
+		return -EINVAL;
+	}
+	if (t->sigev_notify == PTIMER_SIGEV_NONE) {
+		if (t->signo < 0 || t->signo > SIGNO_MAX) {
+			ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): signo %" PRId32
+				       " out of range 0..%d", what, i, id, t->signo, SIGNO_MAX);
+			return -EINVAL;
+		}
+	} else if (t->signo < 1 || t->signo > SIGNO_MAX) {
+		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): signo %" PRId32
+			       " out of range 1..%d for sigev_notify %s", what, i, id, t->signo,
+			       SIGNO_MAX, ptimer_notify_name(t->sigev_notify));
+		return -EINVAL;
+	}
+	if (t->sigev_notify & PTIMER_SIGEV_THREAD_ID) {
+		if (t->notify_tid <= 0) {
+			ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): notify_tid %"
+				       PRId32 " must be > 0 for sigev_notify thread_id",
+				       what, i, id, t->notify_tid);
+			return -EINVAL;
+		}
+	} else if (t->notify_tid < 0) {
+		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): notify_tid %" PRId32
+			       " is negative", what, i, id, t->notify_tid);
+		return -EINVAL;
+	}
+	ret = check_ts(&t->it_value, "it_value", what, i, id, err);
+	if (ret)
+		return ret;
+	ret = check_ts(&t->it_interval, "it_interval", what, i, id, err);
+	if (ret)
+		return ret;
+	if (t->overrun < 0) {
+		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): overrun %" PRId32
+			       " is negative", what, i, id, t->overrun);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+struct id_at {
+	int32_t id;
+	uint32_t idx;
+};
+
+static int cmp_id_at(const void *a, const void *b)
+{
+	const struct id_at *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * The kernel keeps one timer per ID in a process, so restore would fail
+ * with EBUSY on the second; report both indexes so the user can find them.
+ * Sorting a copy keeps this O(n log n) for PTIMER_IMG_MAX_TIMERS entries.
+ */
+static int check_unique_ids(const struct ptimer_image *img, const char *what,
+			    struct ptimer_err *err)
+{
+	struct id_at *v;
+	uint32_t i;
+	int ret = 0;
+
+	if (img->n_timers < 2)
+		return 0;
+	v = malloc(sizeof(*v) * img->n_timers);
+	if (!v) {
+		ptimer_err_set(err, "%s: cannot check %" PRIu32 " timer IDs for duplicates: %s",
+			       what, img->n_timers, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < img->n_timers; i++) {
+		v[i].id = img->timers[i].timer_id;
+		v[i].idx = i;
+	}
+	qsort(v, img->n_timers, sizeof(*v), cmp_id_at);
+	for (i = 1; i < img->n_timers; i++) {
+		if (v[i].id == v[i - 1].id) {
+			ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): timer_id %"
+				       PRId32 " duplicates timer %" PRIu32 " (id %" PRId32 ")",
+				       what, v[i].idx, v[i].id, v[i].id, v[i - 1].idx, v[i - 1].id);
+			ret = -EINVAL;
+			break;
+		}
+	}
+	free(v);
+	return ret;
+}
+
+int ptimer_image_validate(const struct ptimer_image *img, const char *what, struct ptimer_err *err)
+{
+	uint32_t i;
+	int ret;
+
+	if (!what)
+		what = "image";
+	if (img->pid <= 0) {
+		ptimer_err_set(err, "%s: pid %" PRId32 " must be > 0", what, img->pid);
+		return -EINVAL;
+	}
+	if (img->n_timers > PTIMER_IMG_MAX_TIMERS) {
+		ptimer_err_set(err, "%s: n_timers %" PRIu32 " exceeds the limit %u",
+			       what, img->n_timers, PTIMER_IMG_MAX_TIMERS);
+		return -EINVAL;
+	}
+	if (img->n_timers && !img->timers) {
+		ptimer_err_set(err, "%s: n_timers %" PRIu32 " but no timer array", what, img->n_timers);
+		return -EINVAL;
+	}
+	for (i = 0; i < img->n_timers; i++) {
+		ret = check_timer(&img->timers[i], i, what, err);
+		if (ret)
+			return ret;
+	}
+	return check_unique_ids(img, what, err);
+}
