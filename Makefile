@@ -37,7 +37,7 @@ LIB_OBJS := $(PROTO_O) $(IMAGES_SRCS:%.c=$(B)/%.o) $(CORE_SRCS:%.c=$(B)/%.o) \
 .PHONY: all deps check unit e2e demo bench clean install
 all: $(B)/ptimer
 
-$(PROTO_C) $(PROTO_H): proto/ptimer.proto
+$(PROTO_C) $(PROTO_H) &: proto/ptimer.proto
 	@mkdir -p $(B)/proto
 	$(PROTOC_C) --proto_path=proto --c_out=$(B)/proto proto/ptimer.proto
 

@@ -146,6 +146,8 @@ struct ptimer_restore_opts {
 	int n_tid_map;
 	const struct ptimer_tid_map *tid_map;
 	bool progress;			/* report linear progress on stderr */
+	bool verify;			/* re-read /proc/PID/timers afterwards and
+					   compare (costs O(n^2) in the kernel) */
 };
 
 struct ptimer_restore_stats {

@@ -165,12 +165,21 @@ static long delete_created(struct ptimer_blob_args *a)
 /*
  * PROBE: prctl_get = prctl(PR_TIMER_CREATE_RESTORE_IDS, GET) (0 off, 1 on, or
  * -EINVAL on kernels before 6.15).  When GET fails, or the host asks for
- * linear mode, probe_id = the ID the counter hands one scratch timer, which
- * is deleted at once: the counter then stands at probe_id + 1.  Otherwise
- * probe_id = -1 and nothing is created.  Result 0 or the timer_create error.
+ * linear mode, the counter is probed: probe_id = the ID the kernel hands the
+ * next timer, so the counter then stands at probe_id + 1.
+ *
+ * The probe timer is timers[0] itself (the lowest wanted ID, created with
+ * its real clock and sigevent, never armed), not a scratch timer: when the
+ * counter is exactly at timers[0]'s ID the probe keeps it (n_created = 1)
+ * instead of burning the very ID it wants.  Otherwise it is deleted again.
+ * With no timers a SIGEV_NONE scratch timer is used.  Otherwise probe_id =
+ * -1 and nothing is created.  Result 0 or the timer_create error
+ * (fail_index 0 when timers[0] was refused: its own fault, e.g. a thread
+ * that does not exist).
  */
 static long op_probe(struct ptimer_blob_args *a)
 {
+	const struct ptimer_timer *t = args_timers(a);
 	long ret;
 	int32_t id;
 
@@ -180,10 +189,24 @@ static long op_probe(struct ptimer_blob_args *a)
 	if (a->prctl_get >= 0 && a->mode != PTIMER_MODE_LINEAR)
 		return 0;
 
-	ret = create_scratch_timer(&id);
-	if (ret < 0)
-		return fail_at(a, ret, PTIMER_NO_INDEX);
+	a->n_created = 0;
+	a->n_armed = 0;
+	a->phase = PHASE_IDLE;
+	if (a->n_timers == 0) {
+		ret = create_scratch_timer(&id);
+		if (ret < 0)
+			return fail_at(a, ret, PTIMER_NO_INDEX);
+	} else {
+		ret = create_timer(&t[0], &id);
+		if (ret < 0)
+			return fail_at(a, ret, 0);
+	}
 	a->probe_id = id;
+	if (a->n_timers != 0 && id == t[0].timer_id) {
+		a->n_created = 1;
+		a->counter = next_id(id);
+		return 0;
+	}
 	ret = sys_timer_delete(id);
 	if (ret < 0)
 		return fail_at(a, ret, PTIMER_NO_INDEX);
@@ -307,8 +330,9 @@ static int32_t next_free_id(const int32_t *occ, uint32_t n, int32_t counter)
 }
 
 /*
- * Check a linear plan before anything is created, so that a plan that cannot
- * work leaves the process untouched:
+ * Check a linear plan before anything more is created (timers[0] may exist
+ * already, kept by the probe), so that a plan that cannot work leaves the
+ * process as it was (the caller deletes what exists):
  *  - occupied[] strictly ascending IDs 0..INT_MAX, else -EINVAL;
  *  - no wanted ID is negative (-EINVAL) or occupied (-EBUSY, as exact mode's
  *    kernel answers);
@@ -330,22 +354,22 @@ static long check_linear_plan(struct ptimer_blob_args *a)
 		if (occ[i] < 0 || (i > 0 && occ[i] <= occ[i - 1]))
 			return fail_at(a, -PTIMER_EINVAL, PTIMER_NO_INDEX);
 	}
-	for (uint32_t i = 0; i < a->n_timers; i++) {
+	for (uint32_t i = a->n_created; i < a->n_timers; i++) {
 		if (t[i].timer_id < 0)
 			return fail_at(a, -PTIMER_EINVAL, i);
 		if (id_is_occupied(occ, a->n_occupied, t[i].timer_id))
 			return fail_at(a, -PTIMER_EBUSY, i);
 	}
 	if (!a->allow_wrap) {
-		for (uint32_t i = 0; i < a->n_timers; i++) {
+		for (uint32_t i = a->n_created; i < a->n_timers; i++) {
 			if (t[i].timer_id < a->counter)
 				return fail_at(a, PTIMER_E_PASSED, i);
 		}
 	}
-	for (uint32_t i = 0; i < a->n_timers; i++) {
+	for (uint32_t i = a->n_created; i < a->n_timers; i++) {
 		uint32_t d = id_distance(a->counter, t[i].timer_id);
 
-		if (i > 0 && d <= prev)
+		if (i > a->n_created && d <= prev)
 			return fail_at(a, PTIMER_E_ORDER, i);
 		prev = d;
 	}
@@ -422,8 +446,10 @@ static long restore_linear(struct ptimer_blob_args *a)
 
 	if (a->phase == PHASE_IDLE) {
 		err = check_linear_plan(a);
-		if (err < 0)
+		if (err < 0) {
+			delete_created(a);
 			return err;
+		}
 		a->phase = PHASE_CREATING;
 	}
 

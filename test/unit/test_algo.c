@@ -661,10 +661,92 @@ static void test_budget(void)
 	      "ret %ld timers %zu", ret, simk.n_timers);
 }
 
+/*
+ * A probe with timers uses timers[0] itself: a counter standing exactly at
+ * the lowest wanted ID must not be burnt by the probe (a fresh process has
+ * its counter at 0, and ID 0 is the most common ID of all).
+ */
+static void test_probe_keeps_first(void)
+{
+	static const int32_t ids[] = { 0, 4 };
+	static const int32_t ids2[] = { 3, 9 };
+	struct run r;
+	long ret;
+
+	simk_reset();
+	simk.prctl_supported = 0;
+	setup(&r, PTIMER_OP_PROBE, PTIMER_MODE_LINEAR, ids, 2);
+	ret = ptimer_blob_main(&r.a);
+	CHECK("probe-first: counter at 0, wanted 0: kept, n_created 1, counter 1",
+	      ret == 0 && r.a.probe_id == 0 && r.a.n_created == 1 && r.a.counter == 1 &&
+	      simk_find(0) && simk.n_timers == 1,
+	      "ret %ld probe_id %d n_created %u counter %d timers %zu", ret, r.a.probe_id,
+	      r.a.n_created, r.a.counter, simk.n_timers);
+	r.a.op = PTIMER_OP_RESTORE;
+	ret = ptimer_blob_main(&r.a);
+	check_restored("probe-first: restore goes on from it: 0 and 4, 3 pairs", &r);
+	CHECK("probe-first: pairs 3", ret == 0 && r.a.pairs_done == 3, "ret %ld pairs %llu", ret,
+	      (unsigned long long)r.a.pairs_done);
+
+	/* counter at 1, lowest wanted 3: the probe timer is deleted again */
+	simk_reset();
+	simk.prctl_supported = 0;
+	{
+		int32_t id;
+
+		sys_timer_create(PTIMER_CLOCK_MONOTONIC, NULL, &id);
+		sys_timer_delete(id);
+	}
+	setup(&r, PTIMER_OP_PROBE, PTIMER_MODE_LINEAR, ids2, 2);
+	ret = ptimer_blob_main(&r.a);
+	CHECK("probe-first: counter 1 below wanted 3: probe_id 1, nothing kept",
+	      ret == 0 && r.a.probe_id == 1 && r.a.n_created == 0 && simk.n_timers == 0,
+	      "ret %ld probe_id %d n_created %u timers %zu", ret, r.a.probe_id, r.a.n_created,
+	      simk.n_timers);
+
+	/* counter past the lowest wanted: deleted; a restore then refuses and
+	 * leaves nothing */
+	setup(&r, PTIMER_OP_PROBE, PTIMER_MODE_LINEAR, ids2, 2);
+	for (int i = 0; i < 3; i++) {
+		int32_t id;
+
+		sys_timer_create(PTIMER_CLOCK_MONOTONIC, NULL, &id);
+		sys_timer_delete(id);
+	}
+	ret = ptimer_blob_main(&r.a);
+	CHECK("probe-first: counter 5 past wanted 3: probe_id 5, nothing kept",
+	      ret == 0 && r.a.probe_id == 5 && r.a.n_created == 0 && simk.n_timers == 0,
+	      "ret %ld probe_id %d n_created %u", ret, r.a.probe_id, r.a.n_created);
+	r.a.op = PTIMER_OP_RESTORE;
+	r.a.counter = r.a.probe_id + 1;
+	ret = ptimer_blob_main(&r.a);
+	CHECK("probe-first: then restore -> PTIMER_E_PASSED on id 3, nothing left",
+	      ret == PTIMER_E_PASSED && r.a.fail_index == 0 && simk.n_timers == 0,
+	      "ret %ld fail_index %u timers %zu", ret, r.a.fail_index, simk.n_timers);
+
+	/* kept timer, then a plan that fails: the kept one is removed too */
+	simk_reset();
+	simk.prctl_supported = 0;
+	{
+		static const int32_t bad[] = { 0, 7 };
+		static const int32_t occ[] = { 7 };
+
+		setup(&r, PTIMER_OP_PROBE, PTIMER_MODE_LINEAR, bad, 2);
+		ret = ptimer_blob_main(&r.a);
+		set_occupied(&r, occ, 1);
+		r.a.op = PTIMER_OP_RESTORE;
+		ret = ptimer_blob_main(&r.a);
+		CHECK("probe-first: kept timer removed when the plan is refused (-EBUSY)",
+		      ret == -PTIMER_EBUSY && simk.n_timers == 0 && r.a.n_created == 0,
+		      "ret %ld timers %zu n_created %u", ret, simk.n_timers, r.a.n_created);
+	}
+}
+
 int main(void)
 {
 	test_abi_and_op();
 	test_probe();
+	test_probe_keeps_first();
 	test_gettime();
 	test_exact();
 	test_linear_basic();
