@@ -17,7 +17,7 @@
 static const char usage[] =
 	"usage: ptimer dump -t PID -D DIR [--strict]\n"
 	"       ptimer restore -t PID -D DIR [--image-pid N] [--tid-map OLD=NEW]...\n"
-	"                      [--mode auto|exact|linear] [--allow-wrap] [-q|-v]\n"
+	"                      [--mode auto|exact|linear] [--allow-wrap] [--verify] [-q|-v]\n"
 	"       ptimer show FILE|DIR [--json]\n"
 	"       ptimer encode -i JSON -o IMG\n"
 	"       ptimer check\n";
@@ -49,7 +49,7 @@ static pid_t parse_pid(const char *s)
 	return (pid_t)v;
 }
 
-enum { OPT_IMAGE_PID = 256, OPT_TID_MAP, OPT_MODE, OPT_ALLOW_WRAP, OPT_JSON, OPT_STRICT };
+enum { OPT_IMAGE_PID = 256, OPT_TID_MAP, OPT_MODE, OPT_ALLOW_WRAP, OPT_JSON, OPT_STRICT, OPT_VERIFY };
 
 static const struct option long_opts[] = {
 	{ "tree", required_argument, NULL, 't' },
@@ -60,6 +60,7 @@ static const struct option long_opts[] = {
 	{ "allow-wrap", no_argument, NULL, OPT_ALLOW_WRAP },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "strict", no_argument, NULL, OPT_STRICT },
+	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -133,11 +134,14 @@ static int parse_opts(int argc, char **argv, struct cli *c)
 		case OPT_STRICT:
 			c->strict = true;
 			break;
+		case OPT_VERIFY:
+			c->ropt.verify = true;
+			break;
 		case 'v':
 			ptimer_verbosity = PTIMER_LOG_DEBUG;
 			break;
 		case 'q':
-			ptimer_verbosity = PTIMER_LOG_WARN;
+			ptimer_verbosity = PTIMER_LOG_ERROR;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -173,8 +177,8 @@ static int cmd_restore(struct cli *c)
 	c->ropt.progress = true;
 	if (ptimer_restore(c->pid, path, &c->ropt, &st, &err))
 		return fail(err.msg);
-	printf("restored %s into process %d: %s mode%s, %.3f ms (%.3f ms inside the process)\n", path, c->pid,
-	       st.mode == PTIMER_MODE_LINEAR ? "linear" : "exact-ID", "", (double)st.ns_total / 1e6,
+	printf("restored %s into process %d: %s mode, %.3f ms (%.3f ms inside the process)\n", path, c->pid,
+	       st.mode == PTIMER_MODE_LINEAR ? "linear" : "exact-ID", (double)st.ns_total / 1e6,
 	       (double)st.ns_inject / 1e6);
 	if (st.mode == PTIMER_MODE_LINEAR)
 		printf("linear mode: %llu create/delete pairs\n", (unsigned long long)st.pairs);
