@@ -1,0 +1,523 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# test/e2e.sh BUILD - ptimer end to end: real processes, real dumps, real
+# restores.  Each scenario of test/e2e/zdtm_timers.c is set up in one process,
+# dumped with `ptimer dump`, that process is killed (a migration; it also
+# gives back its RLIMIT_SIGPENDING share), a fresh process with the same
+# thread layout is started, `ptimer restore` recreates the timers in it, and
+# that process checks every timer itself (zdtm style).  Then the cases of
+# shared/cases/README.md that need their own setting: linear-counter,
+# thread-id, invalid-values, an ID already taken, corrupted images.
+#
+# Output: one PASS/FAIL/SKIP line a check (the verify processes' lines
+# included), "# ..." lines for information.  Exit 1 when anything failed.
+# Needs root (ptrace, the exact-ID prctl).  No terminal, no stdin needed.
+
+set -u
+
+BUILD=${1:-build}
+B=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "FAIL e2e/setup: no build directory '$BUILD'"; exit 1; }
+PT=$B/ptimer
+ZT=$B/test/zdtm_timers
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-e2e.XXXXXX")
+BG=()
+failed=0
+
+cleanup() {
+	local p
+	for p in "${BG[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+skip() { echo "SKIP $1: $2"; }
+info() { echo "# $*"; }
+# check NAME MESSAGE-IF-FAILED COMMAND...: PASS when COMMAND succeeds.
+check() {
+	local name=$1 msg=$2
+	shift 2
+	if "$@"; then pass "$name"; else fail "$name" "$msg"; fi
+}
+oneline() { tr '\n' ' ' <"$1" | sed 's/ *$//' | cut -c1-400; }
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+
+for f in "$PT" "$ZT"; do
+	if [ ! -x "$f" ]; then
+		fail "e2e/setup" "$f is missing: run 'make tests' first"
+		exit 1
+	fi
+done
+if [ "$(id -u)" != 0 ]; then
+	skip "e2e" "needs root (ptrace of other processes, RLIMIT_SIGPENDING raise)"
+	exit 0
+fi
+
+# ---- processes -------------------------------------------------------------
+
+# alive PID: the process exists and is not a zombie.
+alive() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	s=${s##*) }
+	[ "${s%% *}" != Z ]
+}
+
+# start_role ROLE SCENARIO DIR [LABEL]: zdtm_timers in the background; its
+# pid in ROLE_PID.  Output in DIR/ROLE.out.
+ROLE_PID=
+start_role() {
+	local role=$1 sc=$2 dir=$3
+	shift 3
+	"$ZT" "$role" "$sc" "$dir" "$@" >"$dir/$role.out" 2>&1 </dev/null &
+	ROLE_PID=$!
+	BG+=("$ROLE_PID")
+}
+
+# wait_ready DIR ROLE PID [TIMEOUT_S]: poll for DIR/ROLE.ready.
+wait_ready() {
+	local dir=$1 role=$2 pid=$3 i n=$((${4:-60} * 100))
+	for ((i = 0; i < n; i++)); do
+		[ -e "$dir/$role.ready" ] && return 0
+		alive "$pid" || { [ -e "$dir/$role.ready" ] && return 0; return 1; }
+		sleep 0.01
+	done
+	return 1
+}
+
+# reap PID: kill and wait; prints the exit status.
+reap() {
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
+# not_stopped PID: no thread in stopped or traced state; else prints which.
+not_stopped() {
+	local f s
+	for f in /proc/"$1"/task/*/status; do
+		s=$(awk '/^State:/ { print $2 }' "$f" 2>/dev/null)
+		case $s in
+		t | T) echo "tid $(basename "$(dirname "$f")") is in state $s"; return 1 ;;
+		esac
+	done
+	return 0
+}
+
+# snapshot PID FILE-PREFIX: maps and timers of a process, for "untouched".
+snapshot() {
+	cat "/proc/$1/maps" >"$2.maps"
+	cat "/proc/$1/timers" >"$2.timers"
+}
+
+# untouched NAME PID FILE-PREFIX: maps and timers as in the snapshot, running.
+untouched() {
+	local name=$1 pid=$2 pre=$3 why
+	cat "/proc/$pid/maps" >"$pre.maps.after"
+	cat "/proc/$pid/timers" >"$pre.timers.after"
+	if ! cmp -s "$pre.maps" "$pre.maps.after"; then
+		fail "$name-maps-unchanged" "/proc/$pid/maps changed: $(diff "$pre.maps" "$pre.maps.after" | grep '^[<>]' | head -3 | tr '\n' ' ')"
+	else
+		pass "$name-maps-unchanged"
+	fi
+	if ! cmp -s "$pre.timers" "$pre.timers.after"; then
+		fail "$name-timers-unchanged" "/proc/$pid/timers changed: $(grep -c '^ID:' "$pre.timers") timers before, $(grep -c '^ID:' "$pre.timers.after") after; first new: $(diff "$pre.timers" "$pre.timers.after" | grep '^>' | head -2 | tr '\n' ' ')"
+	else
+		pass "$name-timers-unchanged"
+	fi
+	if why=$(not_stopped "$pid"); then pass "$name-not-stopped"; else fail "$name-not-stopped" "$why"; fi
+}
+
+# finish_verify DIR PID: let a verify process check, then show its lines.
+finish_verify() {
+	local dir=$1 pid=$2 i rc f
+	touch "$dir/restored"
+	for ((i = 0; i < 18000; i++)); do
+		alive "$pid" || break
+		sleep 0.01
+	done
+	if alive "$pid"; then
+		kill -KILL "$pid"
+	fi
+	wait "$pid" 2>/dev/null
+	rc=$?
+	grep -E '^(PASS|FAIL|SKIP) ' "$dir/verify.out"
+	grep -vE '^(PASS|FAIL|SKIP) ' "$dir/verify.out" | sed 's/^/# verify: /'
+	f=$(grep -c '^FAIL ' "$dir/verify.out")
+	failed=$((failed + f))
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		fail "$(basename "$dir")/verify-exit" "zdtm_timers verify exited with status $rc and no FAIL line"
+	fi
+}
+
+# tid_map_args DIR: --tid-map for every non-leader thread, setup -> verify.
+tid_map_args() {
+	local dir=$1 i s v
+	TIDMAP=()
+	for ((i = 2; ; i++)); do
+		s=$(sed -n "${i}p" "$dir/setup.tids")
+		v=$(sed -n "${i}p" "$dir/verify.tids")
+		[ -n "$s" ] && [ -n "$v" ] || break
+		TIDMAP+=(--tid-map "$s=$v")
+	done
+}
+
+# ptimer_run OUTFILE TIMEOUT ARGS...: run ptimer, status in PT_RC.
+ptimer_run() {
+	local out=$1 to=$2
+	shift 2
+	timeout -k 5 "$to" "$PT" "$@" >"$out" 2>"$out.err" </dev/null
+	PT_RC=$?
+	[ "$PT_RC" -eq 124 ] && echo "(timed out after $to s)" >>"$out.err"
+	return 0
+}
+
+ids_of_proc() { awk '/^ID:/ { print $2 }' "$1" | sort -n | tr '\n' ' '; }
+ids_of_json() { grep -oE '"id" *: *-?[0-9]+' "$1" | grep -oE -- '-?[0-9]+' | sort -n | tr '\n' ' '; }
+
+# ---- one scenario: setup, dump, kill, verify, restore ------------------------
+
+MIX_IMG_DIR=
+run_scenario() {
+	local sc=$1 mode=$2 label="$1.$2" dir="$TMP/$1.$2" spid vpid img t0 t1 why rc
+	mkdir -p "$dir"
+	start_role setup "$sc" "$dir"
+	spid=$ROLE_PID
+	if ! wait_ready "$dir" setup "$spid" 120; then
+		wait "$spid" 2>/dev/null
+		rc=$?
+		if [ "$rc" -eq 4 ]; then
+			skip "$label" "$(oneline "$dir/setup.out")"
+		else
+			fail "$label/setup" "zdtm_timers setup exited $rc: $(oneline "$dir/setup.out")"
+		fi
+		return
+	fi
+	snapshot "$spid" "$dir/src"
+
+	t0=$(now)
+	ptimer_run "$dir/dump.out" 120 dump -t "$spid" -D "$dir"
+	t1=$(now)
+	img="$dir/ptimers-$spid.img"
+	if [ "$PT_RC" -ne 0 ] || [ ! -f "$img" ]; then
+		fail "$label/dump" "ptimer dump -t $spid -D $dir: exit $PT_RC, image $([ -f "$img" ] && echo present || echo missing): $(oneline "$dir/dump.out.err")"
+		reap "$spid"
+		return
+	fi
+	pass "$label/dump"
+	info "$label: dump $(elapsed "$t0" "$t1") s: $(oneline "$dir/dump.out")"
+	# Dumping must leave the process as it was: running, same maps, same timers.
+	untouched "$label/dump-source" "$spid" "$dir/src"
+
+	# The image says what /proc said, and survives show --json | encode.
+	mkdir -p "$dir/rt"
+	ptimer_run "$dir/rt/show.json" 60 show "$dir" --json
+	if [ "$PT_RC" -ne 0 ]; then
+		fail "$label/show-json" "ptimer show $dir --json: exit $PT_RC: $(oneline "$dir/rt/show.json.err")"
+	else
+		local want got
+		want=$(ids_of_proc "$dir/src.timers")
+		got=$(ids_of_json "$dir/rt/show.json")
+		check "$label/show-json-ids" "ids in show --json differ from /proc/$spid/timers: got '$(echo "$got" | cut -c1-120)', want '$(echo "$want" | cut -c1-120)'" \
+			[ "$got" = "$want" ]
+		ptimer_run "$dir/rt/encode.out" 60 encode -i "$dir/rt/show.json" -o "$dir/rt/re.img"
+		if [ "$PT_RC" -ne 0 ]; then
+			fail "$label/encode-roundtrip" "ptimer encode -i show.json: exit $PT_RC: $(oneline "$dir/rt/encode.out.err")"
+		elif cmp -s "$img" "$dir/rt/re.img"; then
+			pass "$label/encode-roundtrip"
+		else
+			ptimer_run "$dir/rt/show2.json" 60 show "$dir/rt/re.img" --json
+			if cmp -s "$dir/rt/show.json" "$dir/rt/show2.json"; then
+				pass "$label/encode-roundtrip"
+				info "$label: re-encoded image differs in bytes, show --json identical"
+			else
+				fail "$label/encode-roundtrip" "show --json of the re-encoded image differs: $(diff "$dir/rt/show.json" "$dir/rt/show2.json" | head -4 | tr '\n' ' ')"
+			fi
+		fi
+	fi
+	rm -f "$dir/rt/re.img"
+	if [ "$label" = mix.auto ]; then
+		MIX_IMG_DIR="$TMP/mix-image"
+		mkdir -p "$MIX_IMG_DIR"
+		cp "$img" "$dir/setup.tids" "$MIX_IMG_DIR/"
+	fi
+
+	reap "$spid"
+
+	start_role verify "$sc" "$dir" "$label"
+	vpid=$ROLE_PID
+	if ! wait_ready "$dir" verify "$vpid" 60; then
+		fail "$label/verify-start" "zdtm_timers verify did not get ready: $(oneline "$dir/verify.out")"
+		reap "$vpid"
+		return
+	fi
+	tid_map_args "$dir"
+	local modeargs=()
+	[ "$mode" = auto ] || modeargs=(--mode "$mode")
+	t0=$(now)
+	ptimer_run "$dir/restore.out" 300 restore -t "$vpid" -D "$dir" "${TIDMAP[@]}" "${modeargs[@]}"
+	t1=$(now)
+	if [ "$PT_RC" -ne 0 ]; then
+		fail "$label/restore" "ptimer restore -t $vpid -D $dir ${TIDMAP[*]} ${modeargs[*]}: exit $PT_RC: $(oneline "$dir/restore.out.err")"
+		reap "$vpid"
+		return
+	fi
+	pass "$label/restore"
+	info "$label: restore $(elapsed "$t0" "$t1") s: $(oneline "$dir/restore.out")"
+	if why=$(not_stopped "$vpid"); then pass "$label/target-not-stopped"; else fail "$label/target-not-stopped" "$why"; fi
+	finish_verify "$dir" "$vpid"
+}
+
+# ---- cases/README.md --------------------------------------------------------
+
+# The linear-counter image: IDs 0, 3, 9 of process 4242, the same timers as
+# zdtm_timers' offset-target scenario (SIGRTMIN is 34 with glibc).
+write_lc_json() {
+	cat >"$1" <<'EOF'
+{"version":1,"pid":4242,"timers":[
+ {"id":0,"clock_id":1,"sigev_notify":1,"signo":0,"sival":0,"notify_tid":4242,
+  "it_value":{"sec":1000,"nsec":0},"it_interval":{"sec":0,"nsec":0},"overrun":0},
+ {"id":3,"clock_id":0,"sigev_notify":0,"signo":37,"sival":51,"notify_tid":4242,
+  "it_value":{"sec":1000,"nsec":0},"it_interval":{"sec":0,"nsec":0},"overrun":0},
+ {"id":9,"clock_id":1,"sigev_notify":0,"signo":43,"sival":153,"notify_tid":4242,
+  "it_value":{"sec":0,"nsec":100000000},"it_interval":{"sec":0,"nsec":100000000},"overrun":0}
+]}
+EOF
+}
+
+LC_IMG=
+make_lc_image() {
+	local dir="$TMP/lc-image"
+	mkdir -p "$dir"
+	write_lc_json "$dir/lc.json"
+	ptimer_run "$dir/encode.out" 30 encode -i "$dir/lc.json" -o "$dir/ptimers-4242.img"
+	if [ "$PT_RC" -ne 0 ]; then
+		fail "linear-counter/encode" "ptimer encode -i $dir/lc.json: exit $PT_RC: $(oneline "$dir/encode.out.err")"
+		return 1
+	fi
+	pass "linear-counter/encode"
+	LC_IMG="$dir/ptimers-4242.img"
+}
+
+# refused NAME: ptimer exited non-zero with exactly one line on stderr.
+refused() {
+	local name=$1 out=$2 n
+	n=$(grep -c . "$out.err")
+	if [ "$PT_RC" -eq 0 ]; then
+		fail "$name-refused" "ptimer exited 0 (stdout: $(oneline "$out"))"
+		return 1
+	fi
+	if [ "$PT_RC" -ge 124 ]; then
+		fail "$name-refused" "ptimer exit $PT_RC (timeout or signal): $(oneline "$out.err")"
+		return 1
+	fi
+	pass "$name-refused"
+	info "$name: exit $PT_RC: $(oneline "$out.err")"
+	check "$name-one-line-error" "$n lines on stderr, want 1: $(oneline "$out.err")" [ "$n" -eq 1 ]
+	return 0
+}
+
+# names FILE WORD...: every WORD appears as a word in FILE.
+names() {
+	local f=$1 w
+	shift
+	for w; do grep -qw -- "$w" "$f" || return 1; done
+}
+
+# A target with its counter at 5; linear mode cannot reach 0 and 3.
+case_linear_counter() {
+	local dir="$TMP/linear-counter" vpid name=linear-counter/linear
+	mkdir -p "$dir"
+	cp "$LC_IMG" "$dir/"
+	start_role verify offset-empty "$dir" "$name"
+	vpid=$ROLE_PID
+	wait_ready "$dir" verify "$vpid" || { fail "$name/target" "verify did not start: $(oneline "$dir/verify.out")"; return; }
+	snapshot "$vpid" "$dir/before"
+	ptimer_run "$dir/restore.out" 120 restore -t "$vpid" -D "$dir" --mode linear
+	if refused "$name" "$dir/restore.out"; then
+		check "$name-names-unreachable-ids" "stderr does not name both unreachable ids 0 and 3: $(oneline "$dir/restore.out.err")" \
+			names "$dir/restore.out.err" 0 3
+	fi
+	check "$name-no-timers-left" "/proc/$vpid/timers holds: $(ids_of_proc /proc/"$vpid"/timers)" \
+		[ ! -s "/proc/$vpid/timers" ]
+	untouched "$name-target" "$vpid" "$dir/before"
+	finish_verify "$dir" "$vpid"
+}
+
+# The same image and counter in auto (exact) mode: all three come back.
+case_exact_offset() {
+	local dir="$TMP/exact-offset" vpid name=linear-counter/auto ids
+	mkdir -p "$dir"
+	cp "$LC_IMG" "$dir/"
+	start_role verify offset-target "$dir" "$name"
+	vpid=$ROLE_PID
+	wait_ready "$dir" verify "$vpid" || { fail "$name/target" "verify did not start: $(oneline "$dir/verify.out")"; return; }
+	ptimer_run "$dir/restore.out" 120 restore -t "$vpid" -D "$dir"
+	if [ "$PT_RC" -ne 0 ]; then
+		fail "$name/restore" "ptimer restore -t $vpid -D $dir: exit $PT_RC: $(oneline "$dir/restore.out.err")"
+	else
+		pass "$name/restore"
+		ids=$(ids_of_proc "/proc/$vpid/timers")
+		check "$name/ids-0-3-9" "/proc/$vpid/timers has ids '$ids'" [ "$ids" = "0 3 9 " ]
+	fi
+	finish_verify "$dir" "$vpid"
+}
+
+# The target already holds ID 3: refused in either mode, target unchanged.
+case_taken_id() {
+	local mode=$1 dir="$TMP/taken-id.$1" vpid name="taken-id/$1" modeargs=()
+	mkdir -p "$dir"
+	cp "$LC_IMG" "$dir/"
+	[ "$mode" = auto ] || modeargs=(--mode "$mode")
+	start_role verify holder "$dir" "$name"
+	vpid=$ROLE_PID
+	wait_ready "$dir" verify "$vpid" || { fail "$name/target" "verify did not start: $(oneline "$dir/verify.out")"; return; }
+	snapshot "$vpid" "$dir/before"
+	ptimer_run "$dir/restore.out" 120 restore -t "$vpid" -D "$dir" "${modeargs[@]}"
+	if refused "$name" "$dir/restore.out"; then
+		check "$name-names-id-3" "stderr does not name id 3: $(oneline "$dir/restore.out.err")" \
+			names "$dir/restore.out.err" 3
+	fi
+	untouched "$name-target" "$vpid" "$dir/before"
+	finish_verify "$dir" "$vpid"
+}
+
+# The mix image aims a timer at the setup's second thread: without --tid-map
+# (or mapped to a thread the target lacks) restore must refuse and say which.
+case_thread_id() {
+	local dir="$TMP/thread-id" vpid name=thread-id s2 v2
+	if [ -z "$MIX_IMG_DIR" ]; then
+		fail "$name" "no mix image (mix.auto dump failed)"
+		return
+	fi
+	mkdir -p "$dir"
+	cp "$MIX_IMG_DIR"/ptimers-*.img "$dir/"
+	s2=$(sed -n 2p "$MIX_IMG_DIR/setup.tids")
+	start_role verify empty2 "$dir" "$name"
+	vpid=$ROLE_PID
+	wait_ready "$dir" verify "$vpid" || { fail "$name/target" "verify did not start: $(oneline "$dir/verify.out")"; return; }
+	v2=$(sed -n 2p "$dir/verify.tids")
+	snapshot "$vpid" "$dir/before"
+	ptimer_run "$dir/restore.out" 60 restore -t "$vpid" -D "$dir"
+	if refused "$name/no-map" "$dir/restore.out"; then
+		check "$name/no-map-names-tid" "stderr does not name the missing tid $s2: $(oneline "$dir/restore.out.err")" \
+			names "$dir/restore.out.err" "$s2"
+	fi
+	untouched "$name/no-map-target" "$vpid" "$dir/before"
+	# a map to a tid that is no thread of the target
+	ptimer_run "$dir/restore2.out" 60 restore -t "$vpid" -D "$dir" --tid-map "$s2=$((v2 + 100000))"
+	if refused "$name/bad-map" "$dir/restore2.out"; then
+		check "$name/bad-map-names-tid" "stderr names neither $s2 nor $((v2 + 100000)): $(oneline "$dir/restore2.out.err")" \
+			bash -c 'grep -qw -- "$1" "$3" || grep -qw -- "$2" "$3"' _ "$s2" "$((v2 + 100000))" "$dir/restore2.out.err"
+	fi
+	untouched "$name/bad-map-target" "$vpid" "$dir/before"
+	finish_verify "$dir" "$vpid"
+}
+
+# encode refuses out-of-range values, naming the field and the timer.
+case_invalid_values() {
+	local dir="$TMP/invalid-values" name v
+	mkdir -p "$dir"
+	# one timer, id 777; each variant breaks one field
+	json() { # clock notify signo tid vsec vnsec isec insec [extra timer]
+		printf '{"version":1,"pid":4242,"timers":[{"id":777,"clock_id":%s,"sigev_notify":%s,"signo":%s,"sival":5,"notify_tid":%s,"it_value":{"sec":%s,"nsec":%s},"it_interval":{"sec":%s,"nsec":%s},"overrun":0}%s]}\n' "$@"
+	}
+	json 1 0 40 4242 100 0 0 0 "" >"$dir/ok.json"
+	ptimer_run "$dir/ok.out" 30 encode -i "$dir/ok.json" -o "$dir/ok.img"
+	check "invalid-values/control-encodes" "a valid JSON was refused: exit $PT_RC: $(oneline "$dir/ok.out.err")" [ "$PT_RC" -eq 0 ]
+
+	json 1 0 40 4242 100 1500000000 0 0 "" >"$dir/nsec.json"
+	json 1 0 40 4242 -5 0 0 0 "" >"$dir/negsec.json"
+	json 12 0 40 4242 100 0 0 0 "" >"$dir/clock12.json"
+	json 1 0 40 4242 100 0 0 1000000000 "" >"$dir/intnsec.json"
+	json 1 0 40 4242 100 0 -1 0 "" >"$dir/intnegsec.json"
+	json 1 0 0 4242 100 0 0 0 "" >"$dir/signo0.json"
+	json 1 0 65 4242 100 0 0 0 "" >"$dir/signo65.json"
+	json 1 4 40 0 100 0 0 0 "" >"$dir/tid0.json"
+	json 1 7 40 4242 100 0 0 0 "" >"$dir/notify7.json"
+	json 1 0 40 4242 100 0 0 0 ',{"id":777,"clock_id":1,"sigev_notify":1,"signo":0,"sival":0,"notify_tid":4242,"it_value":{"sec":1,"nsec":0},"it_interval":{"sec":0,"nsec":0},"overrun":0}' >"$dir/dupid.json"
+	for v in "nsec:it_value:nsec" "negsec:it_value:sec" "clock12:clock" "intnsec:it_interval:nsec" \
+		"intnegsec:it_interval:sec" "signo0:signo" "signo65:signo" "tid0:notify_tid" \
+		"notify7:sigev_notify" "dupid:id"; do
+		local f=${v%%:*} words=${v#*:}
+		name="invalid-values/$f"
+		ptimer_run "$dir/$f.out" 30 encode -i "$dir/$f.json" -o "$dir/$f.img"
+		if refused "$name" "$dir/$f.out"; then
+			# the field (each word, e.g. it_value and nsec) and the timer (777)
+			check "$name-names-field-and-timer" "stderr lacks '${words//:/ }' or 777: $(oneline "$dir/$f.out.err")" \
+				bash -c 'f=$1; shift; for w; do grep -q -- "$w" "$f" || exit 1; done' _ "$dir/$f.out.err" ${words//:/ } 777
+		fi
+		check "$name-no-image-left" "$f.img was written" [ ! -e "$dir/$f.img" ]
+	done
+}
+
+# A hand-corrupted image is refused before the target is touched.
+case_corrupt_images() {
+	local dir="$TMP/corrupt" vpid name img src size b
+	if [ -z "$MIX_IMG_DIR" ]; then
+		fail "corrupt-image" "no mix image (mix.auto dump failed)"
+		return
+	fi
+	mkdir -p "$dir"
+	src=$(ls "$MIX_IMG_DIR"/ptimers-*.img)
+	img=$(basename "$src")
+	size=$(stat -c %s "$src")
+	start_role verify empty2 "$dir" corrupt-image
+	vpid=$ROLE_PID
+	wait_ready "$dir" verify "$vpid" || { fail "corrupt-image/target" "verify did not start: $(oneline "$dir/verify.out")"; return; }
+	snapshot "$vpid" "$dir/before"
+	local s2 v2
+	s2=$(sed -n 2p "$MIX_IMG_DIR/setup.tids")
+	v2=$(sed -n 2p "$dir/verify.tids")
+	for v in bad-magic truncated trailing-bytes huge-entry short-entry empty-file; do
+		mkdir -p "$dir/$v"
+		cp "$src" "$dir/$v/$img"
+		case $v in
+		bad-magic) printf '\x00' | dd of="$dir/$v/$img" bs=1 seek=0 conv=notrunc status=none ;;
+		truncated) truncate -s $((size - 7)) "$dir/$v/$img" ;;
+		trailing-bytes) printf 'garbage!' >>"$dir/$v/$img" ;;
+		huge-entry) printf '\xff\xff\xff\x7f' | dd of="$dir/$v/$img" bs=1 seek=4 conv=notrunc status=none ;;
+		short-entry)
+			# the head entry's length one less: the protobuf is cut short
+			b=$(od -An -tu1 -j4 -N1 "$src" | tr -d ' ')
+			printf "\\x$(printf %02x $((b - 1)))" | dd of="$dir/$v/$img" bs=1 seek=4 conv=notrunc status=none ;;
+		empty-file) : >"$dir/$v/$img" ;;
+		esac
+		name="corrupt-image/$v"
+		ptimer_run "$dir/$v.out" 60 restore -t "$vpid" -D "$dir/$v" --tid-map "$s2=$v2"
+		refused "$name" "$dir/$v.out"
+		untouched "$name-target" "$vpid" "$dir/before"
+	done
+	finish_verify "$dir" "$vpid"
+}
+
+# ---- main ----------------------------------------------------------------------
+
+info "ptimer e2e: $PT, kernel $(uname -r)"
+"$PT" check 2>&1 | sed 's/^/# check: /'
+
+for sc in mix sparse stride dense many threads cpuclocks; do
+	run_scenario "$sc" auto
+done
+run_scenario mix exact
+for sc in mix sparse stride threads; do
+	run_scenario "$sc" linear
+done
+
+if make_lc_image; then
+	case_linear_counter
+	case_exact_offset
+	case_taken_id auto
+	case_taken_id linear
+fi
+case_thread_id
+case_invalid_values
+case_corrupt_images
+
+[ "$failed" -eq 0 ]

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# test/run.sh BUILD - every unit test program (BUILD/test/test_*), then the
+# end-to-end script (test/e2e.sh).  Output streams through; the PASS/FAIL/SKIP
+# lines of all of them are counted (test/unit/check.h), a program that exits
+# non-zero without a FAIL line (a crash) counts as one FAIL, and the last line
+# is "N passed, N failed, N skipped".  Exit 1 when anything failed.
+# Runs without a terminal: stdin is /dev/null for everything.
+
+set -u
+
+cd "$(dirname "$0")/.." || exit 1
+BUILD=${1:-build}
+npass=0
+nfail=0
+nskip=0
+OUT=$(mktemp "${TMPDIR:-/tmp}/ptimer-run.XXXXXX")
+trap 'rm -f "$OUT"' EXIT
+trap 'exit 130' INT TERM HUP
+
+# Line-buffered stdout for programs that leave stdio's default buffering.
+LB=()
+command -v stdbuf >/dev/null 2>&1 && LB=(stdbuf -oL -eL)
+
+count() { grep -c "^$1 " "$OUT"; }
+
+# run NAME COMMAND...: run in the foreground, stream, count.
+run() {
+	local name=$1 rc p f s
+	shift
+	"${LB[@]}" "$@" </dev/null 2>&1 | tee "$OUT"
+	rc=${PIPESTATUS[0]}
+	p=$(count PASS)
+	f=$(count FAIL)
+	s=$(count SKIP)
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "FAIL $name: exited with status $rc and printed no FAIL line"
+		f=1
+	fi
+	npass=$((npass + p))
+	nfail=$((nfail + f))
+	nskip=$((nskip + s))
+}
+
+shopt -s nullglob
+for prog in "$BUILD"/test/test_*; do
+	[ -x "$prog" ] || continue
+	echo "# $prog"
+	run "$(basename "$prog")" "$prog"
+done
+echo "# test/e2e.sh $BUILD"
+run e2e bash test/e2e.sh "$BUILD"
+
+echo "$npass passed, $nfail failed, $nskip skipped"
+[ "$nfail" -eq 0 ]
