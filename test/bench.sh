@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# test/bench.sh BUILD - restore benchmarks, printed as ratios from one run
+# (medians; sizes from shared/cases/README.md "perf workloads"):
+#   (a) 50,000 timers: a process creating and arming them itself with the
+#       exact-ID prctl vs `ptimer restore` of them into a fresh process
+#       (wall time of the whole command); goal <= 1.5
+#   (b) 2048 timers with IDs 512 apart vs 2048 dense IDs, ptimer restore;
+#       goal <= 1.5
+#   (c) the same two with --mode linear (create/delete until each ID)
+#   (d) the sparse-million pair (IDs 1,000,000 and 2,000,000), --mode linear
+# Takes about a minute and a half.  Needs root.
+
+set -u
+
+BUILD=${1:-build}
+B=$(cd "$BUILD" && pwd) || exit 1
+PT=$B/ptimer
+BS=$B/test/bench_self
+ZT=$B/test/zdtm_timers
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-bench.XXXXXX")
+BG=()
+
+cleanup() {
+	local p
+	for p in "${BG[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+die() { echo "bench: $*" >&2; exit 1; }
+for f in "$PT" "$BS" "$ZT"; do [ -x "$f" ] || die "$f missing: run 'make tests'"; done
+
+now() { date +%s.%N; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "inf" }'; }
+goal() { awk -v r="$1" -v g="$2" 'BEGIN { print (r <= g) ? "met" : "NOT met" }'; }
+ms() { awk -v s="$1" 'BEGIN { printf "%.1f ms", s * 1000 }'; }
+
+# wait_file FILE PID: poll until FILE exists; fail if PID is gone.
+wait_file() {
+	local i
+	for ((i = 0; i < 6000; i++)); do
+		[ -e "$1" ] && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.01
+	done
+	return 1
+}
+
+# self_create N STRIDE DIR: a bench_self that created its own timers; pid in
+# SELF_PID, the creation time in DIR/self.time.
+self_create() {
+	mkdir -p "$3"
+	"$BS" create "$1" "$2" "$3" </dev/null >"$3/out" 2>&1 &
+	SELF_PID=$!
+	BG+=("$SELF_PID")
+	wait_file "$3/ready" "$SELF_PID" || die "bench_self create $1 $2: $(cat "$3/out")"
+}
+
+# image_of N STRIDE NAME: dump a bench_self holding the timers; DIR in IMG.
+image_of() {
+	local dir="$TMP/$3"
+	self_create "$1" "$2" "$dir"
+	"$PT" dump -t "$SELF_PID" -D "$dir" >"$dir/dump.out" 2>&1 || die "ptimer dump: $(cat "$dir/dump.out")"
+	{ kill -KILL "$SELF_PID"; wait "$SELF_PID"; } 2>/dev/null
+	IMG=$dir
+}
+
+# restore_once DIR ARGS...: ptimer restore into a fresh bench_self target;
+# prints the wall seconds; ptimer's stdout in DIR/last.out.
+restore_once() {
+	local dir=$1 t="$TMP/target.$RANDOM$RANDOM" pid t0 t1 rc
+	shift
+	mkdir -p "$t"
+	"$BS" target "$t" </dev/null >/dev/null 2>&1 &
+	pid=$!
+	BG+=("$pid")
+	wait_file "$t/ready" "$pid" || die "bench_self target did not start"
+	t0=$(now)
+	"$PT" restore -t "$pid" -D "$dir" "$@" >"$dir/last.out" 2>&1 </dev/null
+	rc=$?
+	t1=$(now)
+	{ kill -KILL "$pid"; wait "$pid"; } 2>/dev/null
+	rm -rf "$t"
+	[ "$rc" -eq 0 ] || die "ptimer restore -D $dir $*: exit $rc: $(cat "$dir/last.out")"
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }'
+}
+
+# restore_median RUNS DIR ARGS...
+restore_median() {
+	local runs=$1 i
+	shift
+	for ((i = 0; i < runs; i++)); do restore_once "$@"; done | median
+}
+
+echo "ptimer bench: kernel $(uname -r), $(nproc) cpus"
+
+# ---- (a) 50,000 timers ---------------------------------------------------------
+for i in 1 2 3; do
+	self_create 50000 1 "$TMP/self$i"
+	cat "$TMP/self$i/self.time"
+	{ kill -KILL "$SELF_PID"; wait "$SELF_PID"; } 2>/dev/null
+done >"$TMP/self.times"
+SELF_A=$(median <"$TMP/self.times")
+image_of 50000 1 a50k
+A=$(restore_median 3 "$IMG")
+RA=$(ratio "$A" "$SELF_A")
+echo "(a) 50,000 timers: self create+arm $(ms "$SELF_A"), ptimer restore $(ms "$A") (wall, median of 3)"
+echo "    ptimer's own report: $(grep -v '^ptimer: ' "$IMG/last.out" | tail -1)"
+echo "    ratio restore/self = $RA   goal <= 1.5: $(goal "$RA" 1.5)"
+
+# ---- (b) stride 512 vs dense, exact -------------------------------------------
+image_of 2048 512 stride
+STRIDE=$IMG
+image_of 2048 1 dense
+DENSE=$IMG
+BS_=$(restore_median 5 "$STRIDE")
+BD=$(restore_median 5 "$DENSE")
+RB=$(ratio "$BS_" "$BD")
+echo "(b) 2048 timers, auto mode: stride 512 $(ms "$BS_"), dense $(ms "$BD") (median of 5)"
+echo "    ptimer's own report (dense): $(tail -1 "$DENSE/last.out")"
+echo "    ratio stride/dense = $RB   goal <= 1.5: $(goal "$RB" 1.5)"
+
+# ---- (c) the same, linear ---------------------------------------------------------
+CS=$(restore_median 3 "$STRIDE" --mode linear)
+echo "    ptimer's own report (stride, linear): $(tail -1 "$STRIDE/last.out")"
+CD=$(restore_median 3 "$DENSE" --mode linear)
+RC=$(ratio "$CS" "$CD")
+echo "(c) 2048 timers, --mode linear: stride 512 $(ms "$CS"), dense $(ms "$CD") (median of 3)"
+echo "    ratio stride/dense = $RC   (no goal: linear mode pays one create/delete pair per skipped ID)"
+
+# ---- (d) sparse million, linear ------------------------------------------------------
+SP="$TMP/sparse"
+mkdir -p "$SP"
+"$ZT" setup sparse "$SP" </dev/null >"$SP/setup.out" 2>&1 &
+spid=$!
+BG+=("$spid")
+wait_file "$SP/setup.ready" "$spid" || die "zdtm_timers setup sparse: $(cat "$SP/setup.out")"
+"$PT" dump -t "$spid" -D "$SP" >"$SP/dump.out" 2>&1 || die "ptimer dump: $(cat "$SP/dump.out")"
+{ kill -KILL "$spid"; wait "$spid"; } 2>/dev/null
+DX=$(restore_median 3 "$SP")
+DL=$(restore_median 3 "$SP" --mode linear)
+PAIRS=$(grep -oE '[0-9]+ create/delete pairs' "$SP/last.out" | tail -1 | grep -oE '^[0-9]+')
+echo "(d) IDs 1,000,000 and 2,000,000, --mode linear: $(ms "$DL") (median of 3), ${PAIRS:-?} create/delete pairs$(
+	[ -n "$PAIRS" ] && awk -v s="$DL" -v p="$PAIRS" 'BEGIN { if (p > 0) printf ", %.2f us a pair", s * 1e6 / p }')"
+echo "    auto (exact-ID) mode: $(ms "$DX"); ratio linear/exact = $(ratio "$DL" "$DX")"
+echo "    ptimer's own report (linear): $(tr '\n' ' ' <"$SP/last.out" | cut -c1-300)"

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_self - the baseline for test/bench.sh: a process that creates its
+ * own timers, the way a program would if it could choose their IDs.
+ *
+ *   bench_self create N STRIDE DIR
+ *	with prctl(PR_TIMER_CREATE_RESTORE_IDS, ON), create N SIGEV_NONE
+ *	CLOCK_MONOTONIC timers with IDs 0, STRIDE, 2*STRIDE... and arm each
+ *	(1000 s one-shot); write the wall time of that, in seconds, to
+ *	DIR/self.time; then DIR/pid and DIR/ready, and wait to be dumped.
+ *   bench_self target DIR
+ *	an empty process to restore into: DIR/pid, DIR/ready, wait.
+ *
+ * Both raise RLIMIT_SIGPENDING first: every timer is charged to it, SIGEV_NONE
+ * included (see test/e2e/zdtm_timers.c).  Exit 4: no exact-ID prctl here.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PR_TIMER_CREATE_RESTORE_IDS	77
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char tmp[PATH_MAX], path[PATH_MAX];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(tmp, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f) || rename(tmp, path)) {
+		fprintf(stderr, "bench_self: %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+}
+
+static void ready_and_wait(const char *dir)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%d\n", getpid());
+	put(dir, "pid", buf);
+	put(dir, "ready", "ready\n");
+	for (;;)
+		pause();
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+
+	setrlimit(RLIMIT_SIGPENDING, &rl);
+	if (argc == 3 && !strcmp(argv[1], "target"))
+		ready_and_wait(argv[2]);
+	if (argc != 5 || strcmp(argv[1], "create")) {
+		fprintf(stderr, "usage: bench_self create N STRIDE DIR | bench_self target DIR\n");
+		return 2;
+	}
+
+	long n = atol(argv[2]), stride = atol(argv[3]);
+	struct sigevent ev = { .sigev_notify = SIGEV_NONE };
+	struct itimerspec its = { .it_value = { 1000, 0 } };
+	char buf[64];
+	double t0 = now();
+
+	if (prctl(PR_TIMER_CREATE_RESTORE_IDS, 1, 0, 0, 0)) {
+		fprintf(stderr, "bench_self: prctl(PR_TIMER_CREATE_RESTORE_IDS): %s\n", strerror(errno));
+		return 4;
+	}
+	for (long i = 0; i < n; i++) {
+		int32_t id = (int32_t)(i * stride);
+
+		if (syscall(SYS_timer_create, CLOCK_MONOTONIC, &ev, &id) ||
+		    syscall(SYS_timer_settime, id, 0, &its, NULL)) {
+			fprintf(stderr, "bench_self: timer %ld (id %ld): %s\n", i, i * stride,
+				strerror(errno));
+			return 2;
+		}
+	}
+	prctl(PR_TIMER_CREATE_RESTORE_IDS, 0, 0, 0, 0);
+	snprintf(buf, sizeof(buf), "%.6f\n", now() - t0);
+	put(argv[4], "self.time", buf);
+	ready_and_wait(argv[4]);
+}
