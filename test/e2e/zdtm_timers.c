@@ -21,7 +21,9 @@
  *
  * Scenarios are deterministic: both roles compute the same expected list.
  * A "*.ready" file appears by rename, so its presence means the others are
- * complete.  Exit status 4 from setup: the kernel lacks something the
+ * complete.  ROLE.pid and ROLE.tids hold pids as the mounted /proc shows them
+ * (the host's view when the process runs in its own pid namespace under the
+ * parent's /proc), ROLE.nstids the tids in the process's own namespace.  Exit status 4 from setup: the kernel lacks something the
  * scenario needs (message on stderr); the caller reports a SKIP.
  *
  * Everything timer-related goes through raw syscalls: glibc's timer_create()
@@ -341,6 +343,47 @@ static void *thread_main(void *arg)
 
 static pthread_t threads[MAX_THREADS];
 
+/*
+ * The tids as the mounted /proc shows them.  They differ from gettid() when
+ * this process is pid 1 of its own pid namespace and /proc is the parent's
+ * (cases/README.md pidns-leader-tid): /proc/self/timers prints pids as its
+ * mount sees them.  Each /proc/self/task/T/status ends its NSpid: line with
+ * the innermost tid; T is the mount's view.
+ */
+static pid_t proc_tids[MAX_THREADS];
+
+static void learn_proc_tids(int n)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	for (int i = 0; i < n; i++)
+		proc_tids[i] = tids[i];
+	while (d && (e = readdir(d))) {
+		char path[PATH_MAX], line[256];
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f)) {
+			char *last;
+
+			if (strncmp(line, "NSpid:", 6))
+				continue;
+			last = strrchr(line, '\t') ? strrchr(line, '\t') : line + 6;
+			for (int i = 0; i < n; i++)
+				if (atoi(last) == tids[i])
+					proc_tids[i] = atoi(e->d_name);
+		}
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+}
+
 static void start_threads(int n)
 {
 	tids[0] = getpid();
@@ -510,11 +553,16 @@ static void announce(const char *dir, const char *role, int nthreads)
 	size_t off = 0;
 
 	snprintf(name, sizeof(name), "%s.pid", role);
-	snprintf(buf, sizeof(buf), "%d\n", getpid());
+	snprintf(buf, sizeof(buf), "%d\n", proc_tids[0]);
 	write_file(dir, name, buf);
 	for (int i = 0; i < nthreads; i++)
-		off += snprintf(buf + off, sizeof(buf) - off, "%d\n", tids[i]);
+		off += snprintf(buf + off, sizeof(buf) - off, "%d\n", proc_tids[i]);
 	snprintf(name, sizeof(name), "%s.tids", role);
+	write_file(dir, name, buf);
+	off = 0;
+	for (int i = 0; i < nthreads; i++)
+		off += snprintf(buf + off, sizeof(buf) - off, "%d\n", tids[i]);
+	snprintf(name, sizeof(name), "%s.nstids", role);
 	write_file(dir, name, buf);
 	snprintf(name, sizeof(name), "%s.ready", role);
 	write_file(dir, name, "ready\n");
@@ -720,7 +768,7 @@ static void check_timer(const struct xtimer *x, const struct proc_timer *p)
 	bool exists = sys_timer_gettime(x->id, &its) == 0;
 	int gerr = errno;
 	char got[16];
-	pid_t want_tid = x->notify == SIGEV_THREAD_ID ? tids[x->thread] : getpid();
+	pid_t want_tid = proc_tids[x->notify == SIGEV_THREAD_ID ? x->thread : 0];
 
 	verdict(x, C_EXISTS, exists, "timer_gettime(%d): %s", x->id, strerror(gerr));
 	if (!p) {
@@ -923,6 +971,7 @@ int main(int argc, char **argv)
 	raise_sigpending();
 	install_handlers();
 	start_threads(sc->nthreads);
+	learn_proc_tids(sc->nthreads);
 	if (!strcmp(argv[1], "setup"))
 		return setup(sc, argv[3]);
 	return verify(sc, argv[3], !strcmp(argv[1], "selftest"));
