@@ -10,8 +10,9 @@
 
 set -u
 
-cd "$(dirname "$0")/.." || exit 1
 BUILD=${1:-build}
+[ -d "$BUILD" ] && BUILD=$(cd "$BUILD" && pwd)
+cd "$(dirname "$0")/.." || exit 1
 npass=0
 nfail=0
 nskip=0
