@@ -371,6 +371,37 @@ case_linear_counter() {
 	finish_verify "$dir" "$vpid"
 }
 
+# A refused linear restore must leave the counter where it was: afterwards
+# an image with IDs 5 and 9 (reachable from 5) still restores in linear mode.
+case_linear_retry() {
+	local dir="$TMP/linear-retry" vpid name=linear-counter/retry ids
+	mkdir -p "$dir/first" "$dir/second"
+	cp "$LC_IMG" "$dir/first/"
+	cat >"$dir/second.json" <<'EOF'
+{"version":1,"pid":4242,"timers":[
+ {"id":5,"clock_id":1,"sigev_notify":1,"signo":0,"sival":0,"notify_tid":4242,
+  "it_value":{"sec":1000,"nsec":0},"it_interval":{"sec":0,"nsec":0},"overrun":0},
+ {"id":9,"clock_id":1,"sigev_notify":1,"signo":0,"sival":0,"notify_tid":4242,
+  "it_value":{"sec":1000,"nsec":0},"it_interval":{"sec":0,"nsec":0},"overrun":0}
+]}
+EOF
+	ptimer_run "$dir/encode.out" 30 encode -i "$dir/second.json" -o "$dir/second/ptimers-4242.img"
+	if [ "$PT_RC" -ne 0 ]; then
+		fail "$name/encode" "ptimer encode -i $dir/second.json: exit $PT_RC: $(oneline "$dir/encode.out.err")"
+		return
+	fi
+	start_role verify offset-empty "$dir" "$name"
+	vpid=$ROLE_PID
+	wait_ready "$dir" verify "$vpid" || { fail "$name/target" "verify did not start: $(oneline "$dir/verify.out")"; return; }
+	ptimer_run "$dir/first.out" 120 restore -t "$vpid" -D "$dir/first" --mode linear
+	refused "$name/first" "$dir/first.out"
+	ptimer_run "$dir/second.out" 120 restore -t "$vpid" -D "$dir/second" --mode linear
+	ids=$(ids_of_proc "/proc/$vpid/timers")
+	check "$name/ids-5-9-after-a-refusal" "counter at 5, refused restore of 0,3,9, then linear restore of 5,9: exit $PT_RC, ids '$ids': $(oneline "$dir/second.out.err")" \
+		[ "$PT_RC" -eq 0 -a "$ids" = "5 9 " ]
+	reap "$vpid"
+}
+
 # The same image and counter in auto (exact) mode: all three come back.
 case_exact_offset() {
 	local dir="$TMP/exact-offset" vpid name=linear-counter/auto ids
@@ -543,6 +574,7 @@ fi
 
 if make_lc_image; then
 	case_linear_counter
+	case_linear_retry
 	case_exact_offset
 	case_taken_id auto
 	case_taken_id linear
