@@ -220,7 +220,7 @@ static int blob_failure(const struct ptimer_task *t, const struct ptimer_timer *
  */
 static int plan_linear(const struct ptimer_task *t, struct ptimer_timer *w, uint32_t n,
 		       const int32_t *occ, uint32_t n_occ, int32_t counter, bool allow_wrap,
-		       uint64_t *pairs, struct ptimer_err *err)
+		       bool forced, uint64_t *pairs, struct ptimer_err *err)
 {
 	uint32_t below = 0, o = 0;
 	uint64_t span, skipped = 0;
@@ -245,11 +245,12 @@ static int plan_linear(const struct ptimer_task *t, struct ptimer_timer *w, uint
 		for (uint32_t i = 0; i < below && i < 8; i++)
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%d", i ? ", " : "",
 				 w[i].timer_id);
-		return ptimer_errf(err, ERANGE, "process %d: this kernel has no exact-ID timer_create "
-				   "(Linux < 6.15) and the process's timer ID counter is at %d, past ID%s "
-				   "%s%s; reaching %s needs wrapping through INT_MAX: %llu create/delete "
-				   "pairs, about %llu s (pass --allow-wrap to pay that); nothing restored",
-				   t->pid, counter, below > 1 ? "s" : "", list, below > 8 ? ", ..." : "",
+		return ptimer_errf(err, ERANGE, "process %d: linear mode%s, and the process's timer ID "
+				   "counter is at %d, past ID%s %s%s; reaching %s needs wrapping through "
+				   "INT_MAX: %llu create/delete pairs, about %llu s (pass --allow-wrap to "
+				   "pay that); nothing restored", t->pid,
+				   forced ? " (--mode linear)" : " (no exact-ID timer_create before Linux 6.15)",
+				   counter, below > 1 ? "s" : "", list, below > 8 ? ", ..." : "",
 				   below > 1 ? "them" : "it", (unsigned long long)*pairs,
 				   (unsigned long long)(*pairs * LINEAR_NS_PER_PAIR / 1000000000ull));
 	}
@@ -412,7 +413,8 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 
 		a.mode = PTIMER_MODE_LINEAR;
 		a.counter = (int32_t)(((uint32_t)a.probe_id + 1) & PTIMER_ID_MAX);
-		ret = plan_linear(t, w + done, n - done, occ, n_occ, a.counter, o && o->allow_wrap, &pairs, err);
+		ret = plan_linear(t, w + done, n - done, occ, n_occ, a.counter, o && o->allow_wrap,
+				  want_mode == PTIMER_RESTORE_LINEAR, &pairs, err);
 		if (ret) {
 			rollback(t, b, &a);
 			goto out_close;

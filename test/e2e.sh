@@ -371,15 +371,18 @@ case_linear_counter() {
 	finish_verify "$dir" "$vpid"
 }
 
-# A refused linear restore must leave the counter where it was: afterwards
-# an image with IDs 5 and 9 (reachable from 5) still restores in linear mode.
+# A refused linear restore leaves no timer behind, and moves the counter by
+# exactly one: before Linux 6.15 the only way to read the counter is to create
+# one timer (the probe; README "Linear mode").  Counter at 5, refused restore
+# of 0,3,9 -> counter at 6: an image with IDs 6 and 9 still restores, and
+# one with ID 5 is refused as passed.
 case_linear_retry() {
 	local dir="$TMP/linear-retry" vpid name=linear-counter/retry ids
 	mkdir -p "$dir/first" "$dir/second"
 	cp "$LC_IMG" "$dir/first/"
 	cat >"$dir/second.json" <<'EOF'
 {"version":1,"pid":4242,"timers":[
- {"id":5,"clock_id":1,"sigev_notify":1,"signo":0,"sival":0,"notify_tid":4242,
+ {"id":6,"clock_id":1,"sigev_notify":1,"signo":0,"sival":0,"notify_tid":4242,
   "it_value":{"sec":1000,"nsec":0},"it_interval":{"sec":0,"nsec":0},"overrun":0},
  {"id":9,"clock_id":1,"sigev_notify":1,"signo":0,"sival":0,"notify_tid":4242,
   "it_value":{"sec":1000,"nsec":0},"it_interval":{"sec":0,"nsec":0},"overrun":0}
@@ -397,8 +400,8 @@ EOF
 	refused "$name/first" "$dir/first.out"
 	ptimer_run "$dir/second.out" 120 restore -t "$vpid" -D "$dir/second" --mode linear
 	ids=$(ids_of_proc "/proc/$vpid/timers")
-	check "$name/ids-5-9-after-a-refusal" "counter at 5, refused restore of 0,3,9, then linear restore of 5,9: exit $PT_RC, ids '$ids': $(oneline "$dir/second.out.err")" \
-		[ "$PT_RC" -eq 0 -a "$ids" = "5 9 " ]
+	check "$name/ids-6-9-after-a-refusal" "counter at 5, refused restore of 0,3,9 (probe takes 5), then linear restore of 6,9: exit $PT_RC, ids '$ids': $(oneline "$dir/second.out.err")" \
+		[ "$PT_RC" -eq 0 -a "$ids" = "6 9 " ]
 	reap "$vpid"
 }
 
