@@ -234,6 +234,8 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
 	head.version = PTIMER_IMG_VERSION;
 	head.pid = img->pid;
 	head.n_timers = img->n_timers;
+	head.has_criu_mode = img->criu_mode != PTIMER_CRIU_NONE;
+	head.criu_mode = img->criu_mode;
 	out_message(&o, &head.base);
 	for (i = 0; i < img->n_timers && !o.err; i++) {
 		PtimerEntry e;
@@ -437,6 +439,7 @@ static int parse_image(const char *path, const uint8_t *buf, size_t size,
 	img->version = head->version;
 	img->pid = head->pid;
 	img->n_timers = head->n_timers;
+	img->criu_mode = head->has_criu_mode ? head->criu_mode : PTIMER_CRIU_NONE;
 	ptimer_head__free_unpacked(head, NULL);
 	/* Newer writers only add optional fields, so any version >= 1 is readable. */
 	if (img->version == 0) {

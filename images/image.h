@@ -24,9 +24,16 @@
 #define PTIMER_IMG_MAX_ENTRY	4096u		/* bytes, one protobuf entry */
 #define PTIMER_IMG_MAX_TIMERS	(1u << 22)	/* far above RLIMIT_SIGPENDING */
 
+enum ptimer_criu_mode {
+	PTIMER_CRIU_NONE = 0,		/* standalone dump */
+	PTIMER_CRIU_TAKEOVER = 1,	/* plugin restores; criu's core has no timers */
+	PTIMER_CRIU_NATIVE = 2,		/* criu restores; the plugin verifies */
+};
+
 struct ptimer_image {
 	uint32_t version;	/* PTIMER_IMG_VERSION of the writer */
 	int32_t pid;		/* the process, in its own pid namespace */
+	uint32_t criu_mode;	/* enum ptimer_criu_mode */
 	uint32_t n_timers;
 	struct ptimer_timer *timers;	/* malloc'ed, n_timers */
 };

@@ -196,6 +196,11 @@ int ptimer_image_validate(const struct ptimer_image *img, const char *what, stru
 		ptimer_err_set(err, "%s: pid %" PRId32 " must be > 0", what, img->pid);
 		return -EINVAL;
 	}
+	if (img->criu_mode > PTIMER_CRIU_NATIVE) {
+		ptimer_err_set(err, "%s: criu_mode %" PRIu32 " unknown (0 none, 1 plugin, 2 native)",
+			       what, img->criu_mode);
+		return -EINVAL;
+	}
 	if (img->n_timers > PTIMER_IMG_MAX_TIMERS) {
 		ptimer_err_set(err, "%s: n_timers %" PRIu32 " exceeds the limit %u",
 			       what, img->n_timers, PTIMER_IMG_MAX_TIMERS);
