@@ -191,6 +191,7 @@ static void sample_image(struct ptimer_image *img, struct ptimer_timer *t)
 	memcpy(t, sample_timers, sizeof(sample_timers));
 	img->version = PTIMER_IMG_VERSION;
 	img->pid = 123;
+	img->criu_mode = PTIMER_CRIU_NONE;
 	img->n_timers = N_SAMPLE;
 	img->timers = t;
 }
@@ -511,7 +512,7 @@ static void test_framing(void)
 static void test_write_failures(void)
 {
 	struct ptimer_timer t[N_SAMPLE];
-	struct ptimer_image img;
+	struct ptimer_image img = { 0 };
 	struct ptimer_err err;
 	char dir[128], path[300], names[512];
 	int ret, n;
@@ -579,7 +580,7 @@ static void test_write_failures(void)
 #define BAD(name, idx, stmt, s1)						\
 	do {									\
 		struct ptimer_timer t[N_SAMPLE];				\
-		struct ptimer_image img;					\
+		struct ptimer_image img = { 0 };					\
 		struct ptimer_err err = { "" };					\
 		struct ptimer_timer *x;						\
 										\
@@ -594,7 +595,7 @@ static void test_write_failures(void)
 #define GOOD(name, idx, stmt)							\
 	do {									\
 		struct ptimer_timer t[N_SAMPLE];				\
-		struct ptimer_image img;					\
+		struct ptimer_image img = { 0 };					\
 		struct ptimer_err err = { "" };					\
 		struct ptimer_timer *x;						\
 		int r;								\
@@ -675,7 +676,7 @@ static void json_variant(char *out, size_t len, const char *from, const char *to
 static void json_bad_text(const char *dir, const char *name, const char *text,
 			  const char *s1, const char *s2)
 {
-	struct ptimer_image got;
+	struct ptimer_image got = { 0 };
 	struct ptimer_err err = { "" };
 	char path[256];
 	int ret;
@@ -691,7 +692,7 @@ static void json_bad_text(const char *dir, const char *name, const char *text,
 static void json_bad(const char *dir, const char *name, const char *from, const char *to,
 		     const char *s1, const char *s2)
 {
-	struct ptimer_image got;
+	struct ptimer_image got = { 0 };
 	struct ptimer_err err = { "" };
 	char path[256], text[2048];
 	int ret;
@@ -848,7 +849,7 @@ static void test_json(void)
 static void test_find(void)
 {
 	struct ptimer_timer t[N_SAMPLE];
-	struct ptimer_image img;
+	struct ptimer_image img = { 0 };
 	struct ptimer_err err = { "" };
 	char dir[128], path[256], want[256], f[300];
 	static const char *const decoys[] = {
@@ -927,7 +928,7 @@ static void test_names(void)
 static void test_show(void)
 {
 	struct ptimer_timer t[N_SAMPLE];
-	struct ptimer_image img;
+	struct ptimer_image img = { 0 };
 	char *out = NULL;
 	size_t len = 0;
 	FILE *f;
