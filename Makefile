@@ -21,9 +21,10 @@ BLOB_CFLAGS := -O2 -g0 -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-fno-exceptions -fcf-protection=none -mno-red-zone -mgeneral-regs-only \
 	-nostdlib -I.
 
-PROTO_C := $(B)/proto/ptimer.pb-c.c
-PROTO_H := $(B)/proto/ptimer.pb-c.h
-PROTO_O := $(B)/proto/ptimer.pb-c.o
+PROTOS  := $(wildcard proto/*.proto)
+PROTO_C := $(PROTOS:proto/%.proto=$(B)/proto/%.pb-c.c)
+PROTO_H := $(PROTOS:proto/%.proto=$(B)/proto/%.pb-c.h)
+PROTO_O := $(PROTOS:proto/%.proto=$(B)/proto/%.pb-c.o)
 
 IMAGES_SRCS  := $(wildcard images/*.c)
 CORE_SRCS    := $(filter-out plugin/cli.c plugin/ptimer_plugin.c,$(wildcard plugin/*.c))
@@ -35,13 +36,15 @@ LIB_OBJS := $(PROTO_O) $(IMAGES_SRCS:%.c=$(B)/%.o) $(CORE_SRCS:%.c=$(B)/%.o) \
 	$(HOST_R_SRCS:%.c=$(B)/%.o) $(B)/restorer/blob_embed.o
 
 .PHONY: all deps check unit e2e demo bench clean install
+# Generated protobuf sources and blob stages are kept, not intermediate.
+.SECONDARY:
 all: $(B)/ptimer
 
-$(PROTO_C) $(PROTO_H) &: proto/ptimer.proto
+$(B)/proto/%.pb-c.c $(B)/proto/%.pb-c.h &: proto/%.proto
 	@mkdir -p $(B)/proto
-	$(PROTOC_C) --proto_path=proto --c_out=$(B)/proto proto/ptimer.proto
+	$(PROTOC_C) --proto_path=proto --c_out=$(B)/proto $<
 
-$(PROTO_O): $(PROTO_C) $(PROTO_H)
+$(B)/proto/%.pb-c.o: $(B)/proto/%.pb-c.c $(B)/proto/%.pb-c.h
 	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
 
 $(B)/%.o: %.c $(PROTO_H) $(wildcard */*.h restorer/*/*.h)
@@ -68,6 +71,26 @@ $(B)/restorer/blob_embed.o: restorer/blob_embed.S $(B)/restorer/blob.bin
 # --- the tool ---------------------------------------------------------------
 $(B)/ptimer: $(B)/plugin/cli.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# --- the CRIU plugin ----------------------------------------------------------
+# Built against the system's criu-plugin.h (libcriu-dev / criu-dev on Debian
+# 13+, the criu package on Debian 12).  compel_*, print_on_level and
+# criu_get_image_dir come from the criu binary that loads it.
+CRIU_PLUGIN_H ?= $(firstword $(wildcard /usr/include/criu/criu-plugin.h /usr/local/include/criu/criu-plugin.h))
+PLUGIN_CFLAGS := $(if $(shell grep -s CR_PLUGIN_HOOK__CHECKPOINT_DEVICES $(CRIU_PLUGIN_H)),-DPTIMER_HAVE_CHECKPOINT_DEVICES)
+$(B)/plugin/ptimer_plugin.o: plugin/ptimer_plugin.c $(PROTO_H) $(wildcard */*.h restorer/*/*.h)
+	@mkdir -p $(dir $@)
+	@[ -n "$(CRIU_PLUGIN_H)" ] || { echo "no criu-plugin.h: run 'make deps'" >&2; exit 1; }
+	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -fPIC -c -o $@ $<
+$(B)/ptimer_plugin.so: $(B)/plugin/ptimer_plugin.o $(LIB_OBJS)
+	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -o $@ $^ -lprotobuf-c -ljson-c -lcap
+all: $(B)/ptimer_plugin.so
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+install: all
+	install -D -m 0755 $(B)/ptimer $(DESTDIR)$(PREFIX)/bin/ptimer
+	install -D -m 0644 $(B)/ptimer_plugin.so $(DESTDIR)$(PREFIX)/lib/criu/ptimer_plugin.so
 
 # --- tests ------------------------------------------------------------------
 UNIT_TESTS := $(patsubst test/unit/test_%.c,$(B)/test/test_%,$(wildcard test/unit/test_*.c))

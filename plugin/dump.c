@@ -60,8 +60,7 @@ static int translate_notify(struct ptimer_task *t, struct ptimer_timer *tm, bool
 	return 0;
 }
 
-/* it_value/it_interval/overrun of every timer, read inside the process. */
-static int read_timer_state(struct ptimer_task *t, struct ptimer_timer *timers, uint32_t n,
+int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *timers, uint32_t n,
 			    struct ptimer_err *err)
 {
 	struct ptimer_blob_args a = { .op = PTIMER_OP_GETTIME, .n_timers = n };
@@ -113,7 +112,7 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, st
 		ret = translate_notify(t, &timers[i], o && o->strict, err);
 	if (!ret && n) {
 		qsort(timers, n, sizeof(*timers), cmp_timer_id);
-		ret = read_timer_state(t, timers, n, err);
+		ret = ptimer_read_timer_state(t, timers, n, err);
 	}
 	if (ret) {
 		free(timers);

@@ -122,6 +122,15 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o,
 		     struct ptimer_image *img, struct ptimer_err *err);
 
 /*
+ * ptimer_read_timer_state - fill it_value/it_interval/overrun of
+ * timers[n] (timer_id set) with timer_gettime()/timer_getoverrun() run
+ * inside t (stopped) by the blob, one run for all.  Returns 0 or -errno
+ * (-EINVAL: no such timer), err set.
+ */
+int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *timers, uint32_t n,
+			    struct ptimer_err *err);
+
+/*
  * ptimer_dump - the CLI's whole dump: seize pid, ptimer_dump_task, release,
  * write DIR/ptimers-<vpid>.img atomically.  The process is released before
  * the image is written.  Returns 0 or -errno, err set.
@@ -170,10 +179,36 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 			const struct ptimer_restore_opts *o, struct ptimer_restore_stats *st,
 			struct ptimer_err *err);
 
+/*
+ * ptimer_verify_task - check that t (stopped) holds img's timers as restore
+ * would have made them (someone else restored them: criu 4.2+ "native"):
+ * same IDs, clock, notification, signal, sival and thread in
+ * /proc/PID/timers, the same it_interval, and an it_value not larger than
+ * the image's (read inside the process).  Returns 0, or -EPROTO naming the
+ * first timer that differs, or -errno; err set.
+ */
+int ptimer_verify_task(struct ptimer_task *t, const struct ptimer_image *img,
+		       const struct ptimer_restore_opts *o, struct ptimer_err *err);
+
 /* ptimer_restore - the CLI's whole restore: read image_path, seize pid,
  * ptimer_restore_task, release.  Returns 0 or -errno, err set. */
 int ptimer_restore(pid_t pid, const char *image_path, const struct ptimer_restore_opts *o,
 		   struct ptimer_restore_stats *st, struct ptimer_err *err);
+
+/* ---- criu's images (plugin/criu_core.c) ----------------------------------- */
+
+/*
+ * ptimer_criu_core_strip_timers - take the POSIX timers (CoreEntry
+ * tc.timers.posix, criu images/core.proto + timer.proto) out of
+ * DIR/core-<vpid>.img, rewriting it atomically; every other field keeps its
+ * bytes.  *removed = how many were there (0: the file is left untouched).
+ * Returns 0 or -errno (err set).
+ */
+int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed, struct ptimer_err *err);
+
+/* ptimer_criu_core_count_timers - how many POSIX timers DIR/core-<vpid>.img
+ * holds.  Returns 0 or -errno. */
+int ptimer_criu_core_count_timers(const char *dir, pid_t vpid, uint32_t *count, struct ptimer_err *err);
 
 /* ptimer_check - print one line per capability of this kernel and caller
  * to stdout; returns 0 when dump and restore can work here, else 1. */

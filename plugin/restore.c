@@ -455,6 +455,58 @@ out:
 	return ret;
 }
 
+/* Timing fields: interval equal, value not later than dumped (0 stays 0). */
+static int verify_timing(const struct ptimer_task *t, const struct ptimer_timer *w, uint32_t n,
+			 struct ptimer_err *err)
+{
+	struct ptimer_timer *got = malloc(((size_t)n + 1) * sizeof(*got));
+	int ret;
+
+	if (!got)
+		return ptimer_errf(err, ENOMEM, "out of memory");
+	memcpy(got, w, (size_t)n * sizeof(*got));
+	ret = ptimer_read_timer_state(t, got, n, err);
+	for (uint32_t i = 0; i < n && !ret; i++) {
+		const struct ptimer_ts *wv = &w[i].it_value, *gv = &got[i].it_value;
+		bool w_armed = wv->sec || wv->nsec, g_armed = gv->sec || gv->nsec;
+		bool later = gv->sec > wv->sec || (gv->sec == wv->sec && gv->nsec > wv->nsec);
+
+		/* A disarmed timer reads back with it_interval 0 (posix-timers.c). */
+		if (w_armed && (got[i].it_interval.sec != w[i].it_interval.sec ||
+				got[i].it_interval.nsec != w[i].it_interval.nsec))
+			ret = ptimer_errf(err, EPROTO, "process %d: timer %d has it_interval %lld.%09lld, the "
+					  "image %lld.%09lld", t->pid, w[i].timer_id,
+					  (long long)got[i].it_interval.sec, (long long)got[i].it_interval.nsec,
+					  (long long)w[i].it_interval.sec, (long long)w[i].it_interval.nsec);
+		else if (w_armed != g_armed && !(w_armed && w[i].it_interval.sec == 0 &&
+						 w[i].it_interval.nsec == 0))
+			ret = ptimer_errf(err, EPROTO, "process %d: timer %d is %s, the image has it %s",
+					  t->pid, w[i].timer_id, g_armed ? "armed" : "disarmed",
+					  w_armed ? "armed" : "disarmed");
+		else if (later)
+			ret = ptimer_errf(err, EPROTO, "process %d: timer %d expires in %lld.%09lld s, later "
+					  "than the image's %lld.%09lld", t->pid, w[i].timer_id,
+					  (long long)gv->sec, (long long)gv->nsec, (long long)wv->sec,
+					  (long long)wv->nsec);
+	}
+	free(got);
+	return ret;
+}
+
+int ptimer_verify_task(struct ptimer_task *t, const struct ptimer_image *img,
+		       const struct ptimer_restore_opts *o, struct ptimer_err *err)
+{
+	struct ptimer_timer *w = NULL;
+	int ret = map_timers(t, img, o, &w, err);
+
+	if (!ret)
+		ret = verify_restored(t, w, img->n_timers, err);
+	if (!ret && img->n_timers)
+		ret = verify_timing(t, w, img->n_timers, err);
+	free(w);
+	return ret;
+}
+
 int ptimer_restore(pid_t pid, const char *image_path, const struct ptimer_restore_opts *o,
 		   struct ptimer_restore_stats *st, struct ptimer_err *err)
 {

@@ -42,6 +42,8 @@ struct ptimer_blob {
 	uint32_t n_timers, n_occupied;
 };
 
+bool ptimer_compel_log_owned = true;
+
 /* compel's last error line, to explain a failed compel call. */
 static char compel_last[256];
 
@@ -129,7 +131,8 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	long ret;
 	int r;
 
-	compel_log_init(compel_log, COMPEL_LOG_WARN);
+	if (ptimer_compel_log_owned)
+		compel_log_init(compel_log, COMPEL_LOG_WARN);
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return ptimer_errf(err, ENOMEM, "out of memory");

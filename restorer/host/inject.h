@@ -6,6 +6,7 @@
 #ifndef PTIMER_RESTORER_INJECT_H
 #define PTIMER_RESTORER_INJECT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -13,6 +14,13 @@
 #include "restorer/abi.h"
 
 struct ptimer_blob;
+
+/*
+ * True (default): ptimer sets compel's log function and keeps compel's last
+ * error for its messages.  The CRIU plugin sets it false: inside criu,
+ * compel's log belongs to criu.
+ */
+extern bool ptimer_compel_log_owned;
 
 /*
  * ptimer_blob_open - map room for the blob, its args, n_timers timers and
