@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# Cached Debian roots holding a real criu and what building ptimer needs.
+#
+#   roots.sh ensure SUITE    create or reuse the root of SUITE (trixie|sid);
+#                            prints its path on stdout, progress and the criu
+#                            version on stderr
+#   roots.sh path SUITE      print the path (whether it exists or not)
+#   roots.sh check SUITE     exit 0 when the root is complete and current
+#   roots.sh remove SUITE    delete the root
+#
+# Roots live in $PTIMER_ROOTS (default /var/cache/ptimer-test/roots)/SUITE.
+# A root is built in a temporary directory beside it and renamed into place
+# only when complete; its stamp file (.ptimer-root) records the suite, the
+# criu version and a hash of the recipe (suite, package list, apt settings).
+# A root whose stamp is missing or differs is rebuilt. Needs root; installs
+# debootstrap on the host when missing. The package mirror is the one the
+# host's own apt sources name.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOTS=${PTIMER_ROOTS:-/var/cache/ptimer-test/roots}
+STAMP=.ptimer-root
+RECIPE_VERSION=1
+
+die() { echo "roots.sh: $*" >&2; exit 1; }
+log() { echo "roots.sh: $*" >&2; }
+
+# Installed by debootstrap itself (its resolver is simple: keep it to criu).
+BOOT_PKGS=(criu)
+# Installed with apt inside the root afterwards.
+APT_PKGS=(
+	gcc make libc6-dev binutils
+	protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev
+	libcompel-dev libcriu-dev
+	python3 python3-pycriu python3-protobuf
+	procps
+)
+APT_CONF='APT::Install-Recommends "false";
+APT::Install-Suggests "false";
+Acquire::Check-Valid-Until "false";
+Acquire::Retries "3";
+Dpkg::Use-Pty "false";
+'
+
+usage() { die "usage: roots.sh ensure|path|check|remove SUITE   (SUITE: trixie or sid)"; }
+
+check_suite() {
+	case "$1" in
+	trixie|sid) ;;
+	*) die "unknown suite '$1' (want trixie or sid)" ;;
+	esac
+}
+
+mirror_uri() {
+	local f=/etc/apt/sources.list.d/debian.sources uri=""
+	if [ -r "$f" ]; then
+		# First URIs: of a stanza whose Suites: are not *-security.
+		uri=$(awk '
+			/^[ \t]*$/ { if (u != "" && !sec) { print u; exit } u=""; sec=0; next }
+			/^URIs:/   { u=$2 }
+			/^Suites:/ { if ($0 ~ /-security/) sec=1 }
+			END        { if (u != "" && !sec) print u }' "$f" | head -n1)
+	fi
+	if [ -z "$uri" ] && [ -r /etc/apt/sources.list ]; then
+		uri=$(awk '$1=="deb" { for (i=2;i<=NF;i++) if ($i ~ /^[a-z]+:\/\//) { if ($0 !~ /-security/) { print $i; exit } } }' /etc/apt/sources.list)
+	fi
+	[ -n "$uri" ] || die "cannot find a Debian mirror URI in the host's apt sources"
+	echo "$uri"
+}
+
+recipe_hash() {
+	local suite=$1
+	{
+		echo "recipe $RECIPE_VERSION"
+		echo "suite $suite"
+		echo "boot ${BOOT_PKGS[*]}"
+		printf '%s\n' "${APT_PKGS[@]}" | LC_ALL=C sort
+		printf '%s' "$APT_CONF"
+	} | sha256sum | cut -c1-16
+}
+
+stamp_value() {  # FILE KEY
+	sed -n "s/^$2=//p" "$1" 2>/dev/null | head -n1
+}
+
+root_is_current() {  # DIR SUITE
+	local dir=$1 suite=$2 st=$1/$STAMP
+	[ -f "$st" ] || return 1
+	[ "$(stamp_value "$st" suite)" = "$suite" ] || return 1
+	[ "$(stamp_value "$st" recipe)" = "$(recipe_hash "$suite")" ] || return 1
+	[ -x "$dir/usr/sbin/criu" ] || return 1
+	local v
+	v=$(chroot "$dir" dpkg-query -W -f='${Version}' criu 2>/dev/null) || return 1
+	[ "$(stamp_value "$st" criu)" = "$v" ] || return 1
+}
+
+# Unmount anything left mounted below DIR (an interrupted debootstrap leaves
+# /proc and /sys mounted in its target), then delete DIR.
+destroy_dir() {
+	local dir=$1 m
+	[ -n "$dir" ] && [ "$dir" != / ] || die "refusing to delete '$dir'"
+	[ -e "$dir" ] || return 0
+	while read -r m; do
+		umount -l "$m" 2>/dev/null || true
+	done < <(awk -v d="$dir" '{ m=$5; gsub(/\\040/, " ", m); if (m == d || index(m, d "/") == 1) print m }' /proc/self/mountinfo | sort -r)
+	if awk -v d="$dir" '{ if ($5 == d || index($5, d "/") == 1) f=1 } END { exit !f }' /proc/self/mountinfo; then
+		die "'$dir' still has mounts below it; not deleting"
+	fi
+	rm -rf --one-file-system -- "$dir"
+}
+
+ensure_debootstrap() {
+	command -v debootstrap >/dev/null && return 0
+	log "installing debootstrap on the host"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -q debootstrap >/dev/null 2>&1 || {
+		apt-get update -q >/dev/null 2>&1 || die "apt-get update failed on the host"
+		apt-get install -y -q debootstrap >/dev/null || die "cannot install debootstrap on the host"
+	}
+	[ -e "/usr/share/debootstrap/scripts/$1" ] || die "this debootstrap has no script for '$1'"
+}
+
+build_root() {  # SUITE FINAL
+	local suite=$1 final=$2 tmp uri start
+	start=$(date +%s)
+	ensure_debootstrap "$suite"
+	[ -e "/usr/share/debootstrap/scripts/$suite" ] || die "debootstrap has no script for '$suite'"
+	uri=$(mirror_uri)
+	tmp="$ROOTS/.$suite.building.$$"
+	destroy_dir "$tmp"
+	mkdir -p "$tmp"
+	# shellcheck disable=SC2064
+	trap "destroy_dir '$tmp' || true" EXIT
+	local boot_log="$ROOTS/.$suite.debootstrap.log"
+	log "$suite: debootstrap into $tmp (log: $boot_log)"
+	local kr=()
+	[ -r /usr/share/keyrings/debian-archive-keyring.gpg ] && kr=(--keyring=/usr/share/keyrings/debian-archive-keyring.gpg)
+	if ! debootstrap --variant=minbase "${kr[@]}" --include="$(IFS=,; echo "${BOOT_PKGS[*]}")" \
+		"$suite" "$tmp" "$uri" >"$boot_log" 2>&1; then
+		tail -n 15 "$boot_log" >&2
+		die "$suite: debootstrap failed (full log: $boot_log)"
+	fi
+	printf '%s' "$APT_CONF" > "$tmp/etc/apt/apt.conf.d/99ptimer-test"
+	cp /etc/resolv.conf "$tmp/etc/resolv.conf" 2>/dev/null || true
+	local apt_log="$ROOTS/.$suite.apt.log"
+	log "$suite: apt-get install ${APT_PKGS[*]} (log: $apt_log)"
+	if ! "$here/enter.sh" "$tmp" --env DEBIAN_FRONTEND=noninteractive -- \
+		sh -c 'apt-get update -q && apt-get install -y -q "$@" && apt-get clean' sh "${APT_PKGS[@]}" \
+		>"$apt_log" 2>&1; then
+		tail -n 15 "$apt_log" >&2
+		die "$suite: apt-get install inside the root failed (full log: $apt_log)"
+	fi
+	local v
+	v=$(chroot "$tmp" dpkg-query -W -f='${Version}' criu) || die "$suite: criu is not installed in the new root"
+	[ -x "$tmp/usr/bin/crit" ] || log "$suite: warning: no crit in the root"
+	[ -e "$tmp/usr/include/criu/criu-plugin.h" ] || die "$suite: no /usr/include/criu/criu-plugin.h in the new root"
+	{
+		echo "suite=$suite"
+		echo "criu=$v"
+		echo "recipe=$(recipe_hash "$suite")"
+		echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	} > "$tmp/$STAMP"
+	# Swap in: move the old root aside first, so FINAL is never half there.
+	if [ -e "$final" ]; then
+		local old="$ROOTS/.$suite.old.$$"
+		mv -T -- "$final" "$old"
+		mv -T -- "$tmp" "$final"
+		destroy_dir "$old"
+	else
+		mv -T -- "$tmp" "$final"
+	fi
+	trap - EXIT
+	log "$suite: built in $(( $(date +%s) - start )) s"
+}
+
+# Leftovers of interrupted runs. Called with the suite's lock held, so no
+# other builder of this suite is running: every leftover is stale.
+clean_leftovers() {
+	local suite=$1 d
+	for d in "$ROOTS/.$suite.building."* "$ROOTS/.$suite.old."*; do
+		[ -e "$d" ] || continue
+		log "$suite: removing leftover $d"
+		destroy_dir "$d"
+	done
+}
+
+cmd_ensure() {
+	local suite=$1 final=$ROOTS/$1
+	[ "$(id -u)" = 0 ] || die "must run as root"
+	mkdir -p "$ROOTS"
+	# One builder per suite at a time; a second caller waits and then reuses.
+	exec 9>"$ROOTS/.$suite.lock"
+	flock 9 || die "cannot lock $ROOTS/.$suite.lock"
+	clean_leftovers "$suite"
+	if root_is_current "$final" "$suite"; then
+		:
+	else
+		if [ -e "$final" ]; then
+			log "$suite: root at $final is incomplete or out of date: rebuilding"
+		fi
+		build_root "$suite" "$final"
+		root_is_current "$final" "$suite" || die "$suite: the new root fails its own check"
+	fi
+	exec 9>&-
+	log "$suite: $final: criu $(stamp_value "$final/$STAMP" criu) ($(chroot "$final" criu --version 2>/dev/null | head -n1 || echo '?'))"
+	echo "$final"
+}
+
+[ $# -eq 2 ] || usage
+check_suite "$2"
+case "$1" in
+ensure) cmd_ensure "$2" ;;
+path) echo "$ROOTS/$2" ;;
+check) root_is_current "$ROOTS/$2" "$2" ;;
+remove)
+	[ "$(id -u)" = 0 ] || die "must run as root"
+	mkdir -p "$ROOTS"; exec 9>"$ROOTS/.$2.lock"; flock 9
+	destroy_dir "$ROOTS/$2" ;;
+*) usage ;;
+esac
