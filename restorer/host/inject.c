@@ -145,7 +145,12 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	b->stack_top = b->occupied + PAGE_ALIGN((uint64_t)n_occupied * sizeof(int32_t)) + PTIMER_BLOB_STACK;
 	b->size = b->stack_top;
 
+#ifdef PTIMER_COMPEL_PREPARE_RSEQ
+	/* compel 4.2 added rseq critical-section handling; the blob needs none */
+	b->ctl = compel_prepare_noctx(tid, false);
+#else
 	b->ctl = compel_prepare_noctx(tid);
+#endif
 	if (!b->ctl) {
 		r = ptimer_errf(err, EIO, "cannot take control of thread %d: %s", tid,
 				compel_last[0] ? compel_last : "compel_prepare_noctx failed");
