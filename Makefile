@@ -14,7 +14,7 @@ CFLAGS  += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -I. -I$(
 LDLIBS  := -lprotobuf-c -ljson-c -lcap -lcompel
 # compel 4.2 (Debian sid) changed compel_prepare_noctx(pid) to (pid, handle_rseq)
 COMPEL_H ?= $(firstword $(wildcard /usr/include/compel/infect.h /usr/local/include/compel/infect.h))
-CFLAGS  += $(if $(shell grep -s 'compel_prepare_noctx(int pid, bool' $(COMPEL_H)),-DPTIMER_COMPEL_PREPARE_RSEQ)
+CFLAGS  += $(if $(shell grep -sE 'compel_prepare_noctx\(int pid[^)]*bool' $(COMPEL_H)),-DPTIMER_COMPEL_PREPARE_RSEQ)
 
 # The in-target blob: freestanding, position independent, no SSE (compel
 # does not restore extended registers after compel_run_at), no libc.
