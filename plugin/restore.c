@@ -20,9 +20,10 @@
 #include "plugin/ptimer.h"
 #include "restorer/host/inject.h"
 
-#define LINEAR_BUDGET		(1u << 20)	/* pairs per blob run: ~0.5 s here */
+#define LINEAR_BUDGET		(1u << 16)	/* pairs per blob run: ~0.2 s here */
 #define LINEAR_NS_PER_PAIR	2500		/* measured here: 2.5 us a pair on 6.18 */
-#define PROGRESS_EVERY_NS	2000000000ull
+#define PROGRESS_EVERY_NS	3000000000ull	/* a line, not on a terminal */
+#define PROGRESS_TTY_NS		250000000ull	/* bar redraw on a terminal */
 
 static int cmp_timer_id(const void *a, const void *b)
 {
@@ -268,17 +269,33 @@ static int plan_linear(const struct ptimer_task *t, struct ptimer_timer *w, uint
 	return 0;
 }
 
+/*
+ * Linear progress on stderr: on a terminal a bar redrawn in place with the
+ * rate and the time left; otherwise (logs, CI) one line every few seconds.
+ */
 static void progress(const struct ptimer_task *t, const struct ptimer_blob_args *a, uint64_t total,
-		     uint64_t start_ns)
+		     uint64_t start_ns, bool tty, bool last)
 {
-	uint64_t el = ptimer_now_ns() - start_ns;
+	uint64_t el = ptimer_now_ns() - start_ns, done = a->pairs_done < total ? a->pairs_done : total;
 	double rate = el ? (double)a->pairs_done * 1e9 / (double)el : 0;
-	double eta = rate > 0 ? (double)(total - a->pairs_done) / rate : 0;
+	double eta = rate > 0 ? (double)(total - done) / rate : 0;
+	double frac = total ? (double)done / (double)total : 1.0;
 
+	if (tty) {
+		char bar[31];
+		int fill = (int)(frac * 30);
+
+		memset(bar, '#', (size_t)fill);
+		memset(bar + fill, '.', (size_t)(30 - fill));
+		bar[30] = '\0';
+		fprintf(stderr, "\rptimer: [%s] %3.0f%% %llu/%llu pairs %.2f Mpairs/s ETA %.0f s  %s", bar,
+			100.0 * frac, (unsigned long long)done, (unsigned long long)total, rate / 1e6, eta,
+			last ? "\n" : "");
+		return;
+	}
 	fprintf(stderr, "ptimer: process %d: linear mode: %llu/%llu pairs (%.0f%%), %u/%u timers, "
-		"%.1f Mpairs/s, %.0f s left\n", t->pid, (unsigned long long)a->pairs_done,
-		(unsigned long long)total, total ? 100.0 * (double)a->pairs_done / (double)total : 100.0,
-		a->n_created, a->n_timers, rate / 1e6, eta);
+		"%.2f Mpairs/s, %.0f s left\n", t->pid, (unsigned long long)done, (unsigned long long)total,
+		100.0 * frac, a->n_created, a->n_timers, rate / 1e6, eta);
 }
 
 /* Check what the kernel now shows against what we asked for. */
@@ -329,7 +346,10 @@ static int run_restore(const struct ptimer_task *t, struct ptimer_blob *b, struc
 		       uint32_t n, struct ptimer_blob_args *a, uint64_t total, const struct ptimer_restore_opts *o,
 		       struct ptimer_err *err)
 {
-	uint64_t start = ptimer_now_ns(), last = start;
+	bool show = o && o->progress && a->mode == PTIMER_MODE_LINEAR;
+	bool tty = show && isatty(STDERR_FILENO);
+	uint64_t start = ptimer_now_ns(), last = start, every = tty ? PROGRESS_TTY_NS : PROGRESS_EVERY_NS;
+	bool shown = false;
 	int ret;
 
 	a->op = PTIMER_OP_RESTORE;
@@ -343,11 +363,14 @@ static int run_restore(const struct ptimer_task *t, struct ptimer_blob *b, struc
 		}
 		if (a->result != PTIMER_AGAIN)
 			break;
-		if (o && o->progress && ptimer_now_ns() - last >= PROGRESS_EVERY_NS) {
+		if (show && ptimer_now_ns() - last >= every) {
 			last = ptimer_now_ns();
-			progress(t, a, total, start);
+			progress(t, a, total, start, tty, false);
+			shown = true;
 		}
 	}
+	if (shown)
+		progress(t, a, total, start, tty, true);
 	if (a->result)
 		return blob_failure(t, w, n, a, err);
 	return 0;
