@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 #
 # test/run.sh BUILD - every unit test program (BUILD/test/test_*), then the
-# end-to-end script (test/e2e.sh).  Output streams through; the PASS/FAIL/SKIP
+# end-to-end script (test/e2e.sh), then the suite against real criu 4.1.1 and
+# 4.2.1 in cached Debian roots (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips
+# it).  Output streams through; the PASS/FAIL/SKIP
 # lines of all of them are counted (test/unit/check.h), a program that exits
 # non-zero without a FAIL line (a crash) counts as one FAIL, and the last line
 # is "N passed, N failed, N skipped".  Exit 1 when anything failed.
@@ -52,6 +54,13 @@ for prog in "$BUILD"/test/test_*; do
 done
 echo "# test/e2e.sh $BUILD"
 run e2e bash test/e2e.sh "$BUILD"
+if [ -n "${PTIMER_SKIP_CRIU:-}" ]; then
+	echo "SKIP criu: PTIMER_SKIP_CRIU is set"
+	nskip=$((nskip + 1))
+else
+	echo "# test/criu/suite.sh check"
+	run criu bash test/criu/suite.sh check
+fi
 
 echo "$npass passed, $nfail failed, $nskip skipped"
 [ "$nfail" -eq 0 ]

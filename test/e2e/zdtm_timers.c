@@ -19,6 +19,17 @@
  *	verify, but the process creates the scenario's timers itself before
  *	verify.ready: checks the checker against the real thing, no ptimer.
  *
+ *   zdtm_timers criu SCENARIO STATEDIR [LABEL]
+ *	for real criu (test/criu/suite.sh): the restored process is this very
+ *	process.  Create the scenario's threads and timers (as setup), write
+ *	criu.pid, criu.tids, criu.nstids and criu.ready, then poll for
+ *	STATEDIR/restored (criu dump, criu restore, then the caller creates
+ *	it).  Then learn the tids again (the /proc view changes when criu
+ *	restores a pid namespace), run verify's checks on its own timers,
+ *	write the PASS/FAIL/SKIP lines to STATEDIR/criu.result and then
+ *	STATEDIR/criu.done, and exit (1 on any FAIL).  Timers aimed at a thread
+ *	the scenario ends (exited) are expected back as SIGEV_NONE.
+ *
  * Scenarios are deterministic: both roles compute the same expected list.
  * A "*.ready" file appears by rename, so its presence means the others are
  * complete.  ROLE.pid and ROLE.tids hold pids as the mounted /proc shows them
@@ -99,6 +110,7 @@ struct scenario {
 	int verify_prepare_counter;	/* verify: create+delete this many first */
 	bool verify_creates;	/* verify: holds the timers itself before ready */
 	size_t (*build)(struct xtimer *t);	/* fills t (NULL: count only) */
+	int exit_thread;	/* criu role: this thread exits once the timers exist (0: none) */
 };
 
 /* ---- scenarios -------------------------------------------------------- */
@@ -197,6 +209,14 @@ static size_t build_stride(struct xtimer *t)
 	return 2048;
 }
 
+/* sparse100k: 100 timers with IDs 100,000 apart (0 .. 9,900,000). */
+static size_t build_sparse100k(struct xtimer *t)
+{
+	for (size_t i = 0; t && i < 100; i++)
+		t[i] = bulk_timer(i, (int32_t)(i * 100000), false);
+	return 100;
+}
+
 static size_t build_dense(struct xtimer *t)
 {
 	for (size_t i = 0; t && i < 2048; i++)
@@ -225,6 +245,28 @@ static size_t build_threads(struct xtimer *t)
 	n = add(t, n, (struct xtimer){ .id = 2, .clock = CLOCK_REALTIME, .notify = SIGEV_THREAD_ID,
 		.signo = SIGRTMIN + 3, .sival = 0xa2, .thread = 1, .value = SEC(1000),
 		.what = "thread_id->thread1 one-shot" });
+	return n;
+}
+
+/*
+ * exited: a SIGEV_THREAD_ID timer aimed at a thread that exits after the
+ * timer was made (the timer keeps the dead tid).  criu alone cannot restore
+ * it ("Can't create posix timer - 1: -22"); ptimer dumps it as SIGEV_NONE
+ * with a warning.  Only the criu role (exit_thread) ends the thread.
+ */
+static size_t build_exited(struct xtimer *t)
+{
+	size_t n = 0;
+
+	n = add(t, n, (struct xtimer){ .id = 0, .clock = CLOCK_MONOTONIC, .notify = SIGEV_SIGNAL,
+		.signo = SIGRTMIN + 1, .sival = 0xe0, .value = MS(40), .interval = MS(100),
+		.fires = true, .what = "signal periodic" });
+	n = add(t, n, (struct xtimer){ .id = 1, .clock = CLOCK_MONOTONIC, .notify = SIGEV_THREAD_ID,
+		.signo = SIGRTMIN + 2, .sival = 0xe1, .thread = 1, .value = SEC(1000),
+		.interval = SEC(3), .what = "thread_id->exited thread" });
+	n = add(t, n, (struct xtimer){ .id = 2, .clock = CLOCK_REALTIME, .notify = SIGEV_THREAD_ID,
+		.signo = SIGRTMIN + 3, .sival = 0xe2, .thread = 0, .value = SEC(1000),
+		.what = "thread_id->leader" });
 	return n;
 }
 
@@ -295,20 +337,22 @@ static size_t build_none(struct xtimer *t)
 }
 
 static const struct scenario scenarios[] = {
-	{ "mix", 2, false, false, 0, false, build_mix },
-	{ "sparse", 1, true, false, 0, false, build_sparse },
-	{ "stride", 1, true, false, 0, false, build_stride },
-	{ "dense", 1, false, false, 0, false, build_dense },
-	{ "many", 1, false, false, 0, false, build_many },
-	{ "threads", 2, false, false, 0, false, build_threads },
-	{ "cpuclocks", 2, false, false, 0, false, build_cpuclocks },
-	{ "demo", 2, true, false, 0, false, build_demo },
+	{ "mix", 2, false, false, 0, false, build_mix, 0 },
+	{ "sparse", 1, true, false, 0, false, build_sparse, 0 },
+	{ "stride", 1, true, false, 0, false, build_stride, 0 },
+	{ "dense", 1, false, false, 0, false, build_dense, 0 },
+	{ "many", 1, false, false, 0, false, build_many, 0 },
+	{ "threads", 2, false, false, 0, false, build_threads, 0 },
+	{ "cpuclocks", 2, false, false, 0, false, build_cpuclocks, 0 },
+	{ "demo", 2, true, false, 0, false, build_demo, 0 },
+	{ "sparse100k", 1, true, false, 0, false, build_sparse100k, 0 },
+	{ "exited", 2, false, false, 0, false, build_exited, 1 },
 	/* verify-only targets */
-	{ "offset-target", 1, false, true, 5, false, build_offset },
-	{ "offset-empty", 1, false, true, 5, false, build_none },
-	{ "holder", 1, true, true, 0, true, build_holder },
-	{ "empty", 1, false, true, 0, false, build_none },
-	{ "empty2", 2, false, true, 0, false, build_none },
+	{ "offset-target", 1, false, true, 5, false, build_offset, 0 },
+	{ "offset-empty", 1, false, true, 5, false, build_none, 0 },
+	{ "holder", 1, true, true, 0, true, build_holder, 0 },
+	{ "empty", 1, false, true, 0, false, build_none, 0 },
+	{ "empty2", 2, false, true, 0, false, build_none, 0 },
 };
 
 /* ---- threads and signals ------------------------------------------------ */
@@ -333,10 +377,14 @@ static void install_handlers(void)
 	sigaction(SIGALRM, &sa, NULL);
 }
 
+static volatile int thread_exit[MAX_THREADS];
+
 static void *thread_main(void *arg)
 {
-	tids[(intptr_t)arg] = (pid_t)syscall(SYS_gettid);
-	for (;;)
+	intptr_t i = (intptr_t)arg;
+
+	tids[i] = (pid_t)syscall(SYS_gettid);
+	while (!__atomic_load_n(&thread_exit[i], __ATOMIC_ACQUIRE))
 		pause();
 	return NULL;
 }
@@ -834,18 +882,12 @@ static void check_fires(const struct xtimer *x)
 	      fired_tid[x->signo], x->thread, tids[x->thread], x->what);
 }
 
-static int verify(const struct scenario *sc, const char *dir, bool creates)
+/* Which optional timers this machine cannot have (SKIP lines); the probe
+ * child must not run while ptimer or criu works on this process. */
+static void probe_optional(const struct xtimer *t, size_t n, bool *skip)
 {
-	size_t n = sc->build(NULL), np = 0, nexp = 0;
-	struct xtimer *t = calloc(n ? n : 1, sizeof(*t));
-	bool *skip = calloc(n ? n : 1, sizeof(bool));
-	char why[256], name[128];
-	struct proc_timer *pt;
+	char name[128];
 
-	sc->build(t);
-	per_timer = n <= PER_TIMER_MAX;
-	/* Decide about optional clocks before ready: the probe child must not
-	 * run while ptimer works on this process. */
 	for (size_t i = 0; i < n; i++) {
 		int e = t[i].optional ? clock_probe(t[i].clock) : 0;
 
@@ -859,34 +901,22 @@ static int verify(const struct scenario *sc, const char *dir, bool creates)
 		}
 	}
 	fflush(stdout);
-	if (sc->verify_prepare_counter) {
-		for (int i = 0; i < sc->verify_prepare_counter; i++) {
-			struct sigevent ev = { .sigev_notify = SIGEV_NONE };
-			int32_t id;
+}
 
-			if (sys_timer_create(CLOCK_MONOTONIC, &ev, &id) ||
-			    syscall(SYS_timer_delete, id)) {
-				fprintf(stderr, "zdtm_timers: preparing the counter: %s\n",
-					strerror(errno));
-				return 2;
-			}
-		}
-	}
-	if (sc->verify_creates || creates)
-		create_timers(t, n, sc->exact_ids || sc->verify_prepare_counter);
-	announce(dir, "verify", sc->nthreads);
+/* After the restore: every timer of t[0..n) but the skipped ones, and no
+ * other timer.  PASS/FAIL lines on stdout. */
+static void check_all(const struct xtimer *t, size_t n, const bool *skip)
+{
+	size_t np = 0, nexp = 0;
+	char why[256], name[128];
+	struct proc_timer *pt;
 
-	if (!wait_for(dir, "restored", 120)) {
-		snprintf(name, sizeof(name), "%s/restored", label);
-		FAIL(name, "%s/restored did not appear within 120 s", dir);
-		return CHECK_EXIT();
-	}
-
+	per_timer = n <= PER_TIMER_MAX;
 	pt = read_proc_timers(&np, why, sizeof(why));
 	snprintf(name, sizeof(name), "%s/proc-timers", label);
 	if (!pt) {
 		FAIL(name, "%s", why);
-		return CHECK_EXIT();
+		return;
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct proc_timer key = { .id = t[i].id }, *p;
@@ -923,6 +953,107 @@ static int verify(const struct scenario *sc, const char *dir, bool creates)
 		     off ? extra : " none");
 	}
 	free(pt);
+}
+
+static int verify(const struct scenario *sc, const char *dir, bool creates)
+{
+	size_t n = sc->build(NULL);
+	struct xtimer *t = calloc(n ? n : 1, sizeof(*t));
+	bool *skip = calloc(n ? n : 1, sizeof(bool));
+	char name[128];
+
+	sc->build(t);
+	per_timer = n <= PER_TIMER_MAX;
+	probe_optional(t, n, skip);
+	if (sc->verify_prepare_counter) {
+		for (int i = 0; i < sc->verify_prepare_counter; i++) {
+			struct sigevent ev = { .sigev_notify = SIGEV_NONE };
+			int32_t id;
+
+			if (sys_timer_create(CLOCK_MONOTONIC, &ev, &id) ||
+			    syscall(SYS_timer_delete, id)) {
+				fprintf(stderr, "zdtm_timers: preparing the counter: %s\n",
+					strerror(errno));
+				return 2;
+			}
+		}
+	}
+	if (sc->verify_creates || creates)
+		create_timers(t, n, sc->exact_ids || sc->verify_prepare_counter);
+	announce(dir, "verify", sc->nthreads);
+
+	if (!wait_for(dir, "restored", 120)) {
+		snprintf(name, sizeof(name), "%s/restored", label);
+		FAIL(name, "%s/restored did not appear within 120 s", dir);
+		return CHECK_EXIT();
+	}
+	check_all(t, n, skip);
+	free(t);
+	free(skip);
+	return CHECK_EXIT();
+}
+
+static char outbuf[8192];
+
+/*
+ * criu role: this process is dumped and restored by criu itself.  The wait
+ * for STATEDIR/restored is a poll (nanosleep), which criu restarts across
+ * the dump and restore.
+ */
+static int criu_role(const struct scenario *sc, const char *dir)
+{
+	size_t n = sc->build(NULL);
+	struct xtimer *t = calloc(n ? n : 1, sizeof(*t));
+	bool *skip = calloc(n ? n : 1, sizeof(bool));
+	char path[PATH_MAX], name[128];
+	int nthreads = sc->nthreads;
+
+	if (sc->verify_only) {
+		fprintf(stderr, "zdtm_timers: scenario %s has no setup role\n", sc->name);
+		return 2;
+	}
+	sc->build(t);
+	probe_optional(t, n, skip);	/* SKIP lines go to criu.out */
+	create_timers(t, n, sc->exact_ids);
+	if (sc->exit_thread > 0 && sc->exit_thread < nthreads) {
+		int e = sc->exit_thread;
+
+		__atomic_store_n(&thread_exit[e], 1, __ATOMIC_RELEASE);
+		pthread_kill(threads[e], SIGALRM);
+		pthread_join(threads[e], NULL);
+		/* What ptimer makes of a timer aimed at a thread that is gone. */
+		for (size_t i = 0; i < n; i++)
+			if (t[i].notify == SIGEV_THREAD_ID && t[i].thread == e) {
+				t[i].notify = SIGEV_NONE;
+				t[i].thread = 0;
+				t[i].fires = false;
+			}
+		nthreads = e;	/* the exited thread is the last one */
+	}
+	announce(dir, "criu", nthreads);
+
+	/* 30 minutes: more than any dump + restore the suite runs */
+	if (!wait_for(dir, "restored", 1800)) {
+		fprintf(stderr, "zdtm_timers: %s/restored did not appear\n", dir);
+		return 2;
+	}
+	/* criu restores the tids in the process's namespace; the /proc view
+	 * (pid namespace of the caller) may have changed. */
+	learn_proc_tids(nthreads);
+	snprintf(path, sizeof(path), "%s/criu.result", dir);
+	if (!freopen(path, "w", stdout)) {
+		fprintf(stderr, "zdtm_timers: %s: %s\n", path, strerror(errno));
+		return 2;
+	}
+	setvbuf(stdout, outbuf, _IOLBF, sizeof(outbuf));
+	for (size_t i = 0; i < n; i++)
+		if (skip[i]) {
+			snprintf(name, sizeof(name), "%s/id%d", label, t[i].id);
+			SKIP(name, "%s: clock %d unavailable here", t[i].what, t[i].clock);
+		}
+	check_all(t, n, skip);
+	fflush(stdout);
+	write_file(dir, "criu.done", check_failed ? "fail\n" : "pass\n");
 	free(t);
 	free(skip);
 	return CHECK_EXIT();
@@ -945,15 +1076,13 @@ static int setup(const struct scenario *sc, const char *dir)
 		pause();
 }
 
-static char outbuf[8192];
-
 int main(int argc, char **argv)
 {
 	const struct scenario *sc = NULL;
 
 	if (argc < 4 || (strcmp(argv[1], "setup") && strcmp(argv[1], "verify") &&
-			 strcmp(argv[1], "selftest"))) {
-		fprintf(stderr, "usage: %s setup|verify|selftest SCENARIO STATEDIR [LABEL]\n",
+			 strcmp(argv[1], "selftest") && strcmp(argv[1], "criu"))) {
+		fprintf(stderr, "usage: %s setup|verify|selftest|criu SCENARIO STATEDIR [LABEL]\n",
 			argv[0]);
 		return 2;
 	}
@@ -974,5 +1103,7 @@ int main(int argc, char **argv)
 	learn_proc_tids(sc->nthreads);
 	if (!strcmp(argv[1], "setup"))
 		return setup(sc, argv[3]);
+	if (!strcmp(argv[1], "criu"))
+		return criu_role(sc, argv[3]);
 	return verify(sc, argv[3], !strcmp(argv[1], "selftest"));
 }

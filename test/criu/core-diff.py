@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""core-diff.py PID A B C - compare the crit JSON (crit decode) of the
+core-*.img files of three dumps of one idle process (suite-inner.sh
+crit_case): A and B native-mode dumps (core images as criu wrote them), C a
+takeover dump (the plugin took the POSIX timers out of core-PID.img).
+
+Checks, one line each, "ok NAME[: detail]" or "bad NAME: what differs":
+  control        A == B with tc.timers.posix deleted (two dumps of the idle
+                 process differ in nothing else: the method is sound)
+  native-timers  A's core-PID.img holds POSIX timers
+  stripped       C's core-PID.img holds none
+  only-timers    C == A with tc.timers.posix deleted, every core-*.img
+Exit 1 when any is bad."""
+import json
+import os
+import sys
+
+
+def load(d):
+    out = {}
+    for f in sorted(os.listdir(d)):
+        if f.startswith("core-") and f.endswith(".json"):
+            with open(os.path.join(d, f)) as fh:
+                out[f] = json.load(fh)
+    return out
+
+
+def posix(img):
+    n = 0
+    for e in img.get("entries", []):
+        n += len(e.get("tc", {}).get("timers", {}).get("posix", []))
+    return n
+
+
+def without_posix(img):
+    img = json.loads(json.dumps(img))
+    for e in img.get("entries", []):
+        t = e.get("tc", {}).get("timers")
+        if isinstance(t, dict):
+            t.pop("posix", None)
+    return img
+
+
+def diffs(a, b, path=""):
+    """Paths where a and b differ (first few)."""
+    if type(a) is not type(b):
+        return [path or "/"]
+    if isinstance(a, dict):
+        out = []
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b:
+                out.append(f"{path}.{k} ({'only in first' if k in a else 'only in second'})")
+            else:
+                out += diffs(a[k], b[k], f"{path}.{k}")
+        return out
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return [f"{path} (length {len(a)} vs {len(b)})"]
+        out = []
+        for i, (x, y) in enumerate(zip(a, b)):
+            out += diffs(x, y, f"{path}[{i}]")
+        return out
+    return [] if a == b else [f"{path} ({a!r} vs {b!r})"]
+
+
+def compare(x, y):
+    out = []
+    for f in sorted(set(x) | set(y)):
+        if f not in x or f not in y:
+            out.append(f"{f} missing in one dump")
+            continue
+        out += [f + ":" + p for p in diffs(without_posix(x[f]), without_posix(y[f]))]
+    return out
+
+
+def main():
+    pid, a, b, c = sys.argv[1], load(sys.argv[2]), load(sys.argv[3]), load(sys.argv[4])
+    leader = f"core-{pid}.json"
+    bad = 0
+
+    def report(name, problems, detail=""):
+        nonlocal bad
+        if problems:
+            bad += 1
+            print(f"bad {name}: " + "; ".join(problems[:5]) + (f" (+{len(problems) - 5} more)" if len(problems) > 5 else ""))
+        else:
+            print(f"ok {name}{': ' + detail if detail else ''}")
+
+    if leader not in a or leader not in c:
+        print(f"bad files: no {leader} in A or C (A has {sorted(a)}, C has {sorted(c)})")
+        return 1
+    report("control", compare(a, b), f"two native dumps equal but for tc.timers.posix ({len(a)} core images)")
+    na, nc = posix(a[leader]), posix(c[leader])
+    report("native-timers", [] if na > 0 else ["no tc.timers.posix in the native dump"], f"{na} POSIX timers in native core-{pid}.img")
+    report("stripped", [] if nc == 0 else [f"{nc} POSIX timers left in the takeover core-{pid}.img"], f"no POSIX timers in takeover core-{pid}.img")
+    report("only-timers", compare(a, c), f"takeover core images == native ones minus tc.timers.posix")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# test/criu/suite.sh [check|bench] [SUITE]...  - ptimer's CRIU plugin against
+# real criu: trixie (Debian 13, criu 4.1.1) and sid (criu 4.2.1) by default.
+#
+# For each suite: the cached Debian root (roots.sh ensure; both built in
+# parallel the first time, about 3 minutes), then inside it (enter.sh
+# --pidns) suite-inner.sh: the project, taken from this work tree (tracked
+# and untracked-but-not-ignored files), is built with `make deps && make &&
+# make install DESTDIR=/inst PREFIX=/usr`, and the zdtm-style scenarios go
+# through real `criu dump` + `criu restore --libdir /inst/usr/lib/criu`.
+#
+# check (default, run by test/run.sh): one PASS/FAIL/SKIP line a check.  A
+#   root that cannot be built (no network, ...) gives a SKIP with the reason.
+# bench (test/bench.sh): "bench: SUITE VERSION CASE MODE MEDIAN RUNS..."
+#   lines, criu restore wall times of the sparse sets with and without the
+#   plugin.
+# Needs root.  Exit 1 when a check failed.
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+what=check
+case "${1:-}" in check|bench) what=$1; shift ;; esac
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(trixie sid)
+TIMEOUT=${PTIMER_CRIU_SUITE_TIMEOUT:-900}	# seconds per suite, inside the root
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP criu: needs root (debootstrap, namespaces, criu)"
+	exit 0
+fi
+for t in unshare debootstrap flock tar; do
+	if ! command -v "$t" >/dev/null && [ "$t" != debootstrap ]; then
+		echo "SKIP criu: no '$t' on this machine"
+		exit 0
+	fi
+done
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-criu.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM HUP
+
+# The roots, built in parallel when missing (the network is the bottleneck).
+declare -A root_rc
+for s in "${suites[@]}"; do
+	if "$here/roots.sh" check "$s" 2>/dev/null; then
+		root_rc[$s]=0
+		continue
+	fi
+	echo "# criu: building the $s root (cached in $("$here/roots.sh" path "$s"); a few minutes)"
+	"$here/roots.sh" ensure "$s" >"$TMP/root.$s.out" 2>"$TMP/root.$s.err" &
+	root_rc[$s]=pid:$!
+done
+for s in "${suites[@]}"; do
+	case ${root_rc[$s]} in
+	pid:*) wait "${root_rc[$s]#pid:}"; root_rc[$s]=$?
+		sed 's/^/# /' "$TMP/root.$s.err" ;;
+	esac
+done
+
+# The project as in this work tree.
+if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+		tar --null -T - -cf "$TMP/src.tar") || { echo "FAIL criu/source: cannot pack the work tree"; exit 1; }
+else
+	tar -C "$top" --exclude=./build -cf "$TMP/src.tar" . || { echo "FAIL criu/source: cannot pack the tree"; exit 1; }
+fi
+
+# A copy of test/criu: bash reads scripts as it runs them, so editing the
+# work tree during a run must not change the running one.
+cp -r "$here" "$TMP/criu-scripts"
+
+failed=0
+for s in "${suites[@]}"; do
+	if [ "${root_rc[$s]}" != 0 ]; then
+		why=$(grep -E 'roots.sh: ' "$TMP/root.$s.err" 2>/dev/null | tail -n 1 | cut -c1-300)
+		if [ "$what" = bench ]; then
+			echo "bench: $s root unavailable: ${why:-roots.sh ensure $s failed}"
+		else
+			echo "SKIP criu-$s: cannot build the Debian root: ${why:-roots.sh ensure $s failed}"
+		fi
+		continue
+	fi
+	root=$("$here/roots.sh" path "$s")
+	echo "# criu-$s: $(sed -n 's/^criu=//p' "$root/.ptimer-root") in $root"
+	out=$TMP/$s.out
+	timeout -s KILL "$TIMEOUT" "$here/enter.sh" "$root" --pidns --pts \
+		--ro-bind "$TMP/src.tar:/ptimer-src.tar" --ro-bind "$TMP/criu-scripts:/ptimer-criu" -- \
+		bash /ptimer-criu/suite-inner.sh "$s" /ptimer-src.tar /ptimer-criu "$what" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
+		[ "$rc" = 137 ] && rc="$rc (killed after ${TIMEOUT} s)"
+		echo "FAIL criu-$s: suite-inner.sh exited $rc with no FAIL line"
+		failed=1
+	fi
+	grep -q '^FAIL ' "$out" && failed=1
+done
+exit "$failed"
