@@ -54,6 +54,18 @@ for prog in "$BUILD"/test/test_*; do
 done
 echo "# test/e2e.sh $BUILD"
 run e2e bash test/e2e.sh "$BUILD"
+
+# ---- the kernel matrix ---------------------------------------------------------
+# test/qemu/matrix.sh: the end-to-end suite inside Debian's 6.1, 6.12 and
+# newest (7.x) kernels, booted under qemu (a few minutes; kernels are fetched
+# once and cached).  PTIMER_MATRIX=0 leaves it out (one SKIP line).
+if [ "${PTIMER_MATRIX:-1}" = 0 ]; then
+	echo "SKIP kernel-matrix: PTIMER_MATRIX=0"
+	nskip=$((nskip + 1))
+else
+	echo "# test/qemu/matrix.sh $BUILD"
+	run kernel-matrix bash test/qemu/matrix.sh "$BUILD"
+fi
 if [ -n "${PTIMER_SKIP_CRIU:-}" ]; then
 	echo "SKIP criu: PTIMER_SKIP_CRIU is set"
 	nskip=$((nskip + 1))

@@ -1,0 +1,392 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# test/qemu/guest-suite.sh - ptimer end to end inside one guest kernel of the
+# matrix (test/qemu/matrix.sh), under busybox sh.  A compact test/e2e.sh: the
+# same zdtm_timers setup/verify roles (setup creates the timers, ptimer dump,
+# the process is killed, a fresh verify process gets ptimer restore and checks
+# every timer itself), every restore with --mode auto unless it says linear.
+#
+# Output lines (to stdout, the serial console):
+#   PASS NAME | FAIL NAME: WHY | SKIP NAME: WHY     one check each
+#   FEATURE KEY VALUE                                for the kernel table
+#   TIME NAME WALL-S PTIMER-MS MODE                  restore times
+#   # ...                                            information
+#
+# Environment: PTIMER_DIR (where ptimer, zdtm_timers, kprobe are; /ptimer),
+# SPARSE_MAX (the largest ID of the sparse set when the kernel lacks the
+# prctl; 100000).  Needs root.
+set -u
+D=${PTIMER_DIR:-/ptimer}
+PT=$D/ptimer
+ZT=$D/zdtm_timers
+KP=$D/kprobe
+SPARSE_MAX=${SPARSE_MAX:-100000}
+T=$(mktemp -d /tmp/suite.XXXXXX)
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; }
+skip() { echo "SKIP $1: $2"; }
+info() { echo "# $*"; }
+oneline() { tr '\n' ' ' <"$1" | sed 's/ *$//' | cut -c1-300; }
+now() { "$KP" now; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+ids_of_proc() { awk '/^ID:/ { print $2 }' "$1" | sort -n | tr '\n' ' '; }
+
+alive() {
+	[ -r "/proc/$1/stat" ] || return 1
+	! awk '{ sub(/^.*\) /, ""); exit($1 == "Z" ? 0 : 1) }' "/proc/$1/stat" 2>/dev/null
+}
+
+# start_role ROLE SCENARIO DIR [LABEL]: zdtm_timers in the background, pid in RPID
+start_role() {
+	"$ZT" "$1" "$2" "$3" ${4:+"$4"} >"$3/$1.out" 2>&1 </dev/null &
+	RPID=$!
+}
+
+# wait_ready DIR ROLE PID SECONDS
+wait_ready() {
+	local i=0 n=$(($4 * 20))
+	while [ "$i" -lt "$n" ]; do
+		[ -e "$1/$2.ready" ] && return 0
+		alive "$3" || { [ -e "$1/$2.ready" ]; return; }
+		sleep 0.05
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# timeline NAME T0 T1 RESTORE-OUT: "TIME NAME WALL-S PTIMER-MS MODE"; the last
+# two from ptimer's "...: linear mode, 440.926 ms (...)" line
+timeline() {
+	echo "TIME $1 $(elapsed "$2" "$3") $(sed -n 's/.*: \([A-Za-z-]*\) mode, \([0-9.]*\) ms.*/\2 \1/p' "$4" | head -1)"
+}
+
+reap() { kill -KILL "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+
+# pt OUT SECONDS ARGS...: ptimer with a time limit; status in RC
+pt() {
+	local out=$1 to=$2
+	shift 2
+	timeout -k 5 "$to" "$PT" "$@" >"$out" 2>"$out.err" </dev/null
+	RC=$?
+}
+
+# finish_verify DIR PID: let the verify process check, show its lines
+finish_verify() {
+	local i=0 rc
+	touch "$1/restored"
+	while alive "$2" && [ "$i" -lt 1200 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	alive "$2" && kill -KILL "$2"
+	wait "$2" 2>/dev/null
+	rc=$?
+	grep -E '^(PASS|FAIL|SKIP) ' "$1/verify.out"
+	grep -vE '^(PASS|FAIL|SKIP) ' "$1/verify.out" | sed 's/^/# verify: /'
+	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$1/verify.out"; then
+		fail "$(basename "$1")/verify-exit" "zdtm_timers verify exited $rc without a FAIL line"
+	fi
+}
+
+# tidmap DIR: --tid-map for every thread but the leader, setup -> verify
+tidmap() {
+	paste "$1/setup.tids" "$1/verify.tids" | awk 'NR > 1 && $1 && $2 { printf " --tid-map %s=%s", $1, $2 }'
+}
+
+# scenario SC MODE: setup, dump, kill, verify, restore --mode MODE
+scenario() {
+	local sc=$1 mode=$2 label="$1.$2" dir="$T/$1.$2" spid vpid t0 t1 map rc
+	mkdir -p "$dir"
+	start_role setup "$sc" "$dir"
+	spid=$RPID
+	if ! wait_ready "$dir" setup "$spid" 120; then
+		wait "$spid" 2>/dev/null
+		rc=$?
+		if [ "$rc" -eq 4 ]; then
+			skip "$label" "$(oneline "$dir/setup.out")"
+		else
+			fail "$label/setup" "zdtm_timers setup exited $rc: $(oneline "$dir/setup.out")"
+		fi
+		return
+	fi
+	pt "$dir/dump.out" 120 dump -t "$spid" -D "$dir"
+	if [ "$RC" -ne 0 ] || [ ! -f "$dir/ptimers-$spid.img" ]; then
+		fail "$label/dump" "ptimer dump -t $spid: exit $RC: $(oneline "$dir/dump.out.err")"
+		reap "$spid"
+		return
+	fi
+	pass "$label/dump"
+	reap "$spid"
+	start_role verify "$sc" "$dir" "$label"
+	vpid=$RPID
+	if ! wait_ready "$dir" verify "$vpid" 60; then
+		fail "$label/verify-start" "$(oneline "$dir/verify.out")"
+		reap "$vpid"
+		return
+	fi
+	map=$(tidmap "$dir")
+	t0=$(now)
+	# shellcheck disable=SC2086
+	pt "$dir/restore.out" 300 restore -t "$vpid" -D "$dir" --mode "$mode" $map
+	t1=$(now)
+	if [ "$RC" -ne 0 ]; then
+		fail "$label/restore" "ptimer restore -t $vpid --mode $mode$map: exit $RC: $(oneline "$dir/restore.out.err")"
+		reap "$vpid"
+		return
+	fi
+	pass "$label/restore"
+	timeline "$label" "$t0" "$t1" "$dir/restore.out"
+	info "$label: $(oneline "$dir/restore.out") | stderr: $(oneline "$dir/restore.out.err" | cut -c1-200)"
+	finish_verify "$dir" "$vpid"
+}
+
+# encode NAME DIR JSON-FILE: DIR/ptimers-4242.img from the JSON
+encode() {
+	pt "$2/encode.out" 30 encode -i "$3" -o "$2/ptimers-4242.img"
+	[ "$RC" -eq 0 ] && return 0
+	fail "$1/encode" "ptimer encode -i $3: exit $RC: $(oneline "$2/encode.out.err")"
+	return 1
+}
+
+# timer_json ID CLOCK NOTIFY SIGNO SIVAL VSEC ISEC: one image timer (pid 4242)
+timer_json() {
+	printf '{"id":%s,"clock_id":%s,"sigev_notify":%s,"signo":%s,"sival":%s,"notify_tid":4242,"it_value":{"sec":%s,"nsec":0},"it_interval":{"sec":%s,"nsec":0},"overrun":0}' "$@"
+}
+
+# refused NAME OUT IDS...: ptimer exited non-zero (not a timeout), one line
+# on stderr, naming every ID
+refused() {
+	local name=$1 out=$2 w ok=1
+	shift 2
+	if [ "$RC" -eq 0 ] || [ "$RC" -ge 124 ]; then
+		fail "$name/refused" "ptimer exit $RC, want a refusal: $(oneline "$out.err")"
+		return
+	fi
+	pass "$name/refused"
+	info "$name: exit $RC: $(oneline "$out.err")"
+	[ "$(grep -c . "$out.err")" -eq 1 ] && pass "$name/one-line-error" ||
+		fail "$name/one-line-error" "$(grep -c . "$out.err") lines: $(oneline "$out.err")"
+	for w; do grep -qw -- "$w" "$out.err" || ok=0; done
+	[ "$ok" = 1 ] && pass "$name/names-ids" || fail "$name/names-ids" "stderr does not name all of '$*': $(oneline "$out.err")"
+}
+
+# ---- the cases ------------------------------------------------------------------
+
+# The linear-counter case (shared/cases): a target whose counter stands at 5,
+# an image with IDs 0, 3, 9.  Exact kernels restore all three; linear mode
+# must refuse before it creates anything, naming 0 and 3.
+case_counter() {
+	local mode=$1 name="counter-at-5.$1" dir="$T/counter.$1" vpid sc=offset-empty
+	mkdir -p "$dir"
+	{
+		printf '{"version":1,"pid":4242,"timers":['
+		timer_json 0 1 1 0 0 1000 0; printf ','
+		timer_json 3 0 0 37 51 1000 0; printf ','
+		printf '{"id":9,"clock_id":1,"sigev_notify":0,"signo":43,"sival":153,"notify_tid":4242,"it_value":{"sec":0,"nsec":100000000},"it_interval":{"sec":0,"nsec":100000000},"overrun":0}'
+		printf ']}\n'
+	} >"$dir/img.json"
+	encode "$name" "$dir" "$dir/img.json" || return
+	[ "$mode" = auto ] && [ "$EXACT" = 1 ] && sc=offset-target
+	start_role verify "$sc" "$dir" "$name"
+	vpid=$RPID
+	wait_ready "$dir" verify "$vpid" 60 || { fail "$name/target" "$(oneline "$dir/verify.out")"; reap "$vpid"; return; }
+	pt "$dir/restore.out" 120 restore -t "$vpid" -D "$dir" --mode "$mode"
+	if [ "$sc" = offset-target ]; then
+		[ "$RC" -eq 0 ] && pass "$name/restore" || fail "$name/restore" "exit $RC: $(oneline "$dir/restore.out.err")"
+		[ "$(ids_of_proc "/proc/$vpid/timers")" = "0 3 9 " ] && pass "$name/ids-0-3-9" ||
+			fail "$name/ids-0-3-9" "/proc/$vpid/timers has '$(ids_of_proc "/proc/$vpid/timers")'"
+		finish_verify "$dir" "$vpid"
+		return
+	fi
+	refused "$name" "$dir/restore.out" 0 3
+	[ ! -s "/proc/$vpid/timers" ] && pass "$name/nothing-left" ||
+		fail "$name/nothing-left" "/proc/$vpid/timers holds '$(ids_of_proc "/proc/$vpid/timers")'"
+	reap "$vpid"
+}
+
+# Counter at 5, an image with IDs 6 and 9: reachable by the linear loop.
+case_counter_reachable() {
+	local name=counter-at-5.reachable dir="$T/counter-reachable" vpid ids
+	mkdir -p "$dir"
+	{
+		printf '{"version":1,"pid":4242,"timers":['
+		timer_json 6 1 1 0 0 1000 0; printf ','
+		timer_json 9 0 0 40 99 1000 5
+		printf ']}\n'
+	} >"$dir/img.json"
+	encode "$name" "$dir" "$dir/img.json" || return
+	start_role verify offset-empty "$dir" "$name"
+	vpid=$RPID
+	wait_ready "$dir" verify "$vpid" 60 || { fail "$name/target" "$(oneline "$dir/verify.out")"; reap "$vpid"; return; }
+	pt "$dir/restore.out" 120 restore -t "$vpid" -D "$dir" --mode auto
+	ids=$(ids_of_proc "/proc/$vpid/timers")
+	[ "$RC" -eq 0 ] && [ "$ids" = "6 9 " ] && pass "$name/ids-6-9" ||
+		fail "$name/ids-6-9" "exit $RC, ids '$ids': $(oneline "$dir/restore.out.err")"
+	reap "$vpid"
+}
+
+# threads: restore without --tid-map must refuse, naming the missing tid.
+case_thread_no_map() {
+	local name=threads.no-tid-map dir="$T/threads.auto" vpid s2
+	[ -f "$dir/setup.tids" ] || { skip "$name" "no threads image"; return; }
+	mkdir -p "$T/nomap"
+	cp "$dir"/ptimers-*.img "$T/nomap/"
+	s2=$(sed -n 2p "$dir/setup.tids")
+	start_role verify empty2 "$T/nomap" "$name"
+	vpid=$RPID
+	wait_ready "$T/nomap" verify "$vpid" 60 || { fail "$name/target" "$(oneline "$T/nomap/verify.out")"; reap "$vpid"; return; }
+	pt "$T/nomap/restore.out" 60 restore -t "$vpid" -D "$T/nomap" --mode auto
+	refused "$name" "$T/nomap/restore.out" "$s2"
+	[ ! -s "/proc/$vpid/timers" ] && pass "$name/nothing-left" ||
+		fail "$name/nothing-left" "/proc/$vpid/timers holds '$(ids_of_proc "/proc/$vpid/timers")'"
+	reap "$vpid"
+}
+
+# fields FILE: "id clock notify signo sival isec insec vsec" per timer of a
+# `ptimer show --json` (one key a line)
+fields() {
+	awk -F': *' '
+	function v(s) { gsub(/[ ,"]/, "", s); return s }
+	/"id":/ { id = v($2) } /"clock_id":/ { c = v($2) } /"sigev_notify":/ { n = v($2) }
+	/"signo":/ { s = v($2) } /"sival":/ { sv = v($2) }
+	/"it_value":/ { w = "v" } /"it_interval":/ { w = "i" }
+	/"sec":/ { sec[w] = v($2) } /"nsec":/ { nsec[w] = v($2) }
+	/"overrun":/ { print id, c, n, s, sv, sec["i"], nsec["i"], sec["v"] }' "$1"
+}
+
+# The sparse set: NS timers, IDs spread up to MAX, mixed clocks and kinds,
+# from an encoded image into an empty target (--mode MODE).  Checked by
+# /proc/PID/timers and by dumping the target again: every field as in the
+# image, values not larger and still armed.
+case_sparse() {
+	local mode=$1 max=$2 ns=$3 name="sparse$2.$1" dir="$T/sparse.$1.$2" vpid t0 t1 i id step ids want
+	mkdir -p "$dir"
+	step=$((max / (ns - 1)))
+	{
+		printf '{"version":1,"pid":4242,"timers":['
+		i=0
+		while [ "$i" -lt "$ns" ]; do
+			id=$((i * step))
+			[ "$i" -eq $((ns - 1)) ] && id=$max
+			[ "$i" -gt 0 ] && printf ','
+			# clocks REALTIME, MONOTONIC, BOOTTIME; SIGEV_SIGNAL / NONE
+			timer_json "$id" "$(echo "0 1 7" | cut -d' ' -f$((i % 3 + 1)))" $((i % 2)) \
+				$((34 + i % 20)) $((id * 3 + 1)) $((2000 + i * 10)) $((i % 4))
+			i=$((i + 1))
+		done
+		printf ']}\n'
+	} >"$dir/img.json"
+	encode "$name" "$dir" "$dir/img.json" || return
+	pt "$dir/want.json" 30 show "$dir" --json
+	fields "$dir/want.json" >"$dir/want.f"
+	want=$(awk '{ print $1 }' "$dir/want.f" | sort -n | tr '\n' ' ')
+	start_role verify empty "$dir" "$name"
+	vpid=$RPID
+	wait_ready "$dir" verify "$vpid" 60 || { fail "$name/target" "$(oneline "$dir/verify.out")"; reap "$vpid"; return; }
+	t0=$(now)
+	pt "$dir/restore.out" 400 restore -t "$vpid" -D "$dir" --mode "$mode"
+	t1=$(now)
+	if [ "$RC" -ne 0 ]; then
+		fail "$name/restore" "ptimer restore --mode $mode: exit $RC: $(oneline "$dir/restore.out.err")"
+		reap "$vpid"
+		return
+	fi
+	pass "$name/restore"
+	timeline "$name" "$t0" "$t1" "$dir/restore.out"
+	info "$name: $(oneline "$dir/restore.out") | stderr: $(head -1 "$dir/restore.out.err" | cut -c1-160) ... $(tail -1 "$dir/restore.out.err" | cut -c1-120)"
+	ids=$(ids_of_proc "/proc/$vpid/timers")
+	[ "$ids" = "$want" ] && pass "$name/ids" || fail "$name/ids" "/proc/$vpid/timers: '$(echo "$ids" | cut -c1-120)', want '$(echo "$want" | cut -c1-120)'"
+	mkdir -p "$dir/again"
+	pt "$dir/again/dump.out" 60 dump -t "$vpid" -D "$dir/again"
+	if [ "$RC" -ne 0 ]; then
+		fail "$name/redump" "exit $RC: $(oneline "$dir/again/dump.out.err")"
+	else
+		pt "$dir/got.json" 30 show "$dir/again" --json
+		fields "$dir/got.json" >"$dir/got.f"
+		# all but the value equal; the value at most what it was, > want - 300 s
+		if awk 'NR == FNR { w[$1] = $0; wv[$1] = $8; next }
+			{ g = $0; sub(/ [^ ]*$/, "", g); x = w[$1]; sub(/ [^ ]*$/, "", x)
+			  if (g != x || $8 > wv[$1] || $8 < wv[$1] - 300) { print "timer " $1 ": got " $0 ", want " w[$1]; bad = 1; exit }
+			  n++ }
+			END { if (!bad && n != length(w)) { print n " timers, want " length(w); bad = 1 } exit bad }' \
+			"$dir/want.f" "$dir/got.f" >"$dir/cmp.out"; then
+			pass "$name/fields"
+		else
+			fail "$name/fields" "$(oneline "$dir/cmp.out")"
+		fi
+	fi
+	reap "$vpid"
+}
+
+# sparse-million (shared/cases) where setup cannot make it (no prctl): the
+# image of zdtm_timers' sparse scenario written as JSON, restored into its
+# verify role, which checks every field.  2,000,001 create/delete pairs.
+case_sparse_million() {
+	local name=sparse.auto dir="$T/sparse-million" vpid t0 t1
+	mkdir -p "$dir"
+	{
+		printf '{"version":1,"pid":4242,"timers":['
+		timer_json 1000000 1 0 34 1000000 1000 0; printf ','
+		timer_json 2000000 0 1 0 2000000 2000 5
+		printf ']}\n'
+	} >"$dir/img.json"
+	encode "$name" "$dir" "$dir/img.json" || return
+	start_role verify sparse "$dir" "$name"
+	vpid=$RPID
+	wait_ready "$dir" verify "$vpid" 60 || { fail "$name/target" "$(oneline "$dir/verify.out")"; reap "$vpid"; return; }
+	t0=$(now)
+	pt "$dir/restore.out" 400 restore -t "$vpid" -D "$dir" --mode auto
+	t1=$(now)
+	if [ "$RC" -ne 0 ]; then
+		fail "$name/restore" "ptimer restore --mode auto: exit $RC: $(oneline "$dir/restore.out.err")"
+		reap "$vpid"
+		return
+	fi
+	pass "$name/restore"
+	timeline "$name" "$t0" "$t1" "$dir/restore.out"
+	info "$name: $(oneline "$dir/restore.out")"
+	# the cost said up front, progress shown meanwhile
+	head -1 "$dir/restore.out.err" | grep -q pairs && pass "$name/announces-pairs" ||
+		fail "$name/announces-pairs" "first stderr line: $(head -1 "$dir/restore.out.err" | cut -c1-200)"
+	grep -q '[0-9]%' "$dir/restore.out.err" && pass "$name/shows-progress" ||
+		fail "$name/shows-progress" "no NN% on stderr: $(oneline "$dir/restore.out.err")"
+	finish_verify "$dir" "$vpid"
+}
+
+# ---- main ---------------------------------------------------------------------
+
+info "guest kernel $(uname -r), $(nproc) cpu, ptimer $PT"
+for f in "$PT" "$ZT" "$KP"; do
+	[ -x "$f" ] || { fail "guest/setup" "$f missing"; exit 1; }
+done
+"$KP" features 20000 >"$T/features" 2>&1
+cat "$T/features"
+"$PT" check >"$T/check" 2>&1
+sed 's/^/# check: /' "$T/check"
+echo "FEATURE check_prctl $(grep -i 'prctl' "$T/check" | head -1 | tr -s ' ')"
+EXACT=0
+grep -q '^FEATURE prctl77 [01]$' "$T/features" && EXACT=1
+# ptimer check and the probe must agree on the prctl
+if grep -i 'prctl' "$T/check" | grep -q ' yes '; then c=1; else c=0; fi
+[ "$c" = "$EXACT" ] && pass "check/prctl-agrees" ||
+	fail "check/prctl-agrees" "ptimer check says '$(grep -i prctl "$T/check" | tr -s ' ')', kprobe: $(grep prctl77 "$T/features")"
+info "exact IDs: $EXACT (auto takes $([ "$EXACT" = 1 ] && echo exact || echo linear) mode)"
+
+scenario mix auto
+scenario threads auto
+case_thread_no_map
+scenario dense auto
+[ "$EXACT" = 1 ] && scenario mix linear
+if [ "$EXACT" = 1 ]; then
+	scenario sparse auto
+else
+	case_sparse_million
+fi
+case_sparse auto "$SPARSE_MAX" 64
+[ "$EXACT" = 1 ] && case_sparse linear "$SPARSE_MAX" 64
+case_counter auto
+case_counter linear
+case_counter_reachable
+rm -rf "$T"

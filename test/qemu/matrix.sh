@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# test/qemu/matrix.sh [BUILD] - ptimer's end-to-end suite inside Debian's
+# cloud kernels, each booted under qemu (TCG: KVM does not work on these
+# machines): bookworm's 6.1, trixie's 6.12 and sid's newest (7.x).
+#
+#   1. test/qemu/deps.sh installs qemu-system-x86, busybox-static and cpio
+#      when missing;
+#   2. BUILD/qemu/kprobe is compiled from test/qemu/kprobe.c, and
+#      test/qemu/initramfs.sh packs BUILD/ptimer, BUILD/test/zdtm_timers,
+#      kprobe, busybox and test/qemu/guest-suite.sh into one initramfs;
+#   3. for each suite test/qemu/kernels.sh fetches the kernel once (cached in
+#      /var/cache/ptimer-test/kernels/SUITE), qemu boots it with the
+#      initramfs, /init runs the guest suite and powers off; the serial
+#      console is the only channel back.
+#
+# Output: the guests' PASS/FAIL/SKIP lines, each name prefixed by the kernel
+# ("PASS 6.12/mix.auto/restore"); a kernel that cannot be fetched is a SKIP
+# with the reason; a guest that does not finish within its time is a FAIL
+# with the last line it printed.  Then the kernel x feature table in markdown
+# (also written to BUILD/qemu/matrix.md), and "# matrix: N passed, N failed, N skipped".
+# Exit 1 when anything failed.  Guest logs: BUILD/qemu/logs/SUITE.log.
+#
+# Environment:
+#   PTIMER_MATRIX_SUITES   suites to boot (default "bookworm trixie sid")
+#   PTIMER_MATRIX_TIMEOUT  seconds one guest may take, boot to power-off (240)
+#   PTIMER_MATRIX_JOBS     guests at once (1; each takes one host core)
+#   PTIMER_MATRIX_SPARSE   largest ID of the sparse set (100000)
+#   PTIMER_KERNEL_REFRESH  1: look for newer kernels than the cached ones
+set -u
+
+BUILD=${1:-build}
+HERE=$(cd "$(dirname "$0")" && pwd)
+SUITES=${PTIMER_MATRIX_SUITES:-bookworm trixie sid}
+TO=${PTIMER_MATRIX_TIMEOUT:-240}
+JOBS=${PTIMER_MATRIX_JOBS:-1}
+SPARSE=${PTIMER_MATRIX_SPARSE:-100000}
+npass=0 nfail=0 nskip=0
+
+say() { echo "$@"; case $1 in PASS) npass=$((npass + 1)) ;; FAIL) nfail=$((nfail + 1)) ;; SKIP) nskip=$((nskip + 1)) ;; esac; }
+finish() {
+	echo "# matrix: $npass passed, $nfail failed, $nskip skipped"
+	[ "$nfail" -eq 0 ]
+	exit
+}
+
+B=$(cd "$BUILD" 2>/dev/null && pwd) || { say FAIL "matrix/setup: no build directory '$BUILD'"; finish; }
+for f in "$B/ptimer" "$B/test/zdtm_timers"; do
+	[ -x "$f" ] || { say FAIL "matrix/setup: $f is missing: run 'make tests' first"; finish; }
+done
+if [ "$(uname -m)" != x86_64 ]; then
+	say SKIP "matrix: the guests are x86_64 kernels; this host is $(uname -m)"
+	finish
+fi
+if ! why=$(bash "$HERE/deps.sh" 2>&1); then
+	say SKIP "matrix: $(echo "$why" | tail -1)"
+	finish
+fi
+echo "$why"
+
+Q=$B/qemu
+mkdir -p "$Q/logs"
+if ! why=$(${CC:-gcc} -O2 -Wall -Wextra -o "$Q/kprobe" "$HERE/kprobe.c" 2>&1); then
+	say FAIL "matrix/kprobe: ${CC:-gcc} test/qemu/kprobe.c: $(echo "$why" | head -3 | tr '\n' ' ')"
+	finish
+fi
+if ! why=$(bash "$HERE/initramfs.sh" "$B" "$Q/initramfs.cpio.gz" 2>&1); then
+	say FAIL "matrix/initramfs: $(echo "$why" | tail -2 | tr '\n' ' ')"
+	finish
+fi
+echo "# matrix: initramfs $Q/initramfs.cpio.gz ($(du -k "$Q/initramfs.cpio.gz" | cut -f1) KiB); guests time out after $TO s"
+
+now() { date +%s.%N; }
+
+# boot SUITE: fetch, boot, leave the cleaned serial log in logs/SUITE.log and
+# the outcome in logs/SUITE.status ("ok SECONDS", "skip WHY", "fail WHY")
+boot() {
+	local s=$1 log=$Q/logs/$1 kernel rc t0 t1
+	rm -f "$log".*
+	if ! kernel=$(bash "$HERE/kernels.sh" "$s" 2>"$log.fetch"); then
+		rc=$?
+		if [ "$rc" -eq 2 ]; then
+			echo "skip cannot fetch the kernel: $(tail -1 "$log.fetch")" >"$log.status"
+		else
+			echo "fail fetching the kernel: $(tail -1 "$log.fetch")" >"$log.status"
+		fi
+		return
+	fi
+	t0=$(now)
+	timeout -k 10 "$TO" qemu-system-x86_64 -accel tcg -cpu max -m 1024 -smp 1 \
+		-nographic -no-reboot -monitor none -serial stdio -display none -nic none \
+		-kernel "$kernel" -initrd "$Q/initramfs.cpio.gz" \
+		-append "console=ttyS0 quiet loglevel=1 panic=-1 ptimer.sparse=$SPARSE" \
+		</dev/null >"$log.raw" 2>&1
+	rc=$?
+	t1=$(now)
+	# the serial console: CRLF, terminal resets from the firmware
+	tr -d '\r' <"$log.raw" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/\x1bc//g' >"$log.log"
+	local secs
+	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", b - a }')
+	if grep -q '@@ptimer-guest-end' "$log.log"; then
+		echo "ok $secs" >"$log.status"
+	elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		echo "fail the guest did not finish within $TO s (hung or too slow); last line: $(grep -v '^$' "$log.log" | tail -1 | cut -c1-200)" >"$log.status"
+	elif ! grep -q '@@ptimer-guest-begin' "$log.log"; then
+		echo "fail the guest never started the suite (qemu exit $rc): $(grep -v '^$' "$log.log" | tail -3 | tr '\n' ' ' | cut -c1-300)" >"$log.status"
+	else
+		echo "fail the guest stopped in the middle of the suite (qemu exit $rc after $secs s); last line: $(grep -v '^$' "$log.log" | tail -1 | cut -c1-200)" >"$log.status"
+	fi
+}
+
+# Guests run JOBS at a time; results are printed in suite order.
+running=0
+for s in $SUITES; do
+	echo "# matrix: $s: fetching and booting"
+	boot "$s" &
+	running=$((running + 1))
+	if [ "$running" -ge "$JOBS" ]; then
+		wait -n 2>/dev/null || wait
+		running=$((running - 1))
+	fi
+done
+wait
+
+# kname SUITE: "6.12" from the cached kernel's release, else the suite
+kname() {
+	local st=${PTIMER_KERNEL_CACHE:-${PTIMER_TEST_CACHE:-/var/cache/ptimer-test}/kernels}/$1/stamp r
+	r=$(sed -n 's/^release=//p' "$st" 2>/dev/null)
+	if [ -n "$r" ]; then echo "$r" | awk -F. '{ sub(/[^0-9].*/, "", $2); print $1 "." $2 }'; else echo "$1"; fi
+}
+stampval() { sed -n "s/^$2=//p" "${PTIMER_KERNEL_CACHE:-${PTIMER_TEST_CACHE:-/var/cache/ptimer-test}/kernels}/$1/stamp" 2>/dev/null; }
+
+ROWS=()
+for s in $SUITES; do
+	log=$Q/logs/$s
+	k=$(kname "$s")
+	read -r what rest <"$log.status"
+	case $what in
+	skip)
+		say SKIP "$k/$s: $rest"
+		ROWS+=("| $k ($s) | – | – | – | – | – | – | – | – | kernel not fetched: ${rest//|//} |")
+		continue ;;
+	fail)
+		if [ ! -f "$log.log" ]; then
+			say FAIL "$k/$s: $rest"
+			ROWS+=("| $k ($s) | – | – | – | – | – | – | – | – | ${rest//|//} |")
+			continue
+		fi ;;
+	esac
+	echo "# matrix: $k: $(stampval "$s" package) $(stampval "$s" version), guest $(sed -n 's/.*@@ptimer-guest-begin //p' "$log.log" | head -1)"
+	# the guest's verdict lines, each named for its kernel
+	sed -n '/@@ptimer-guest-begin/,$p' "$log.log" | grep -E '^(PASS|FAIL|SKIP) ' | sed -E "s#^(PASS|FAIL|SKIP) #\\1 $k/#" >"$log.res"
+	grep -E '^(FEATURE|TIME|# )' "$log.log" | sed "s/^/# $k: /" | grep -v '^# [^:]*: # verify: '
+	cat "$log.res"
+	p=$(grep -c '^PASS ' "$log.res")
+	f=$(grep -c '^FAIL ' "$log.res")
+	n=$(grep -c '^SKIP ' "$log.res")
+	npass=$((npass + p)) nfail=$((nfail + f)) nskip=$((nskip + n))
+	if [ "$what" = fail ]; then
+		say FAIL "$k/guest: $rest"
+		f=$((f + 1))
+	elif [ "$p" -eq 0 ]; then
+		say FAIL "$k/guest: the suite finished without a single PASS line (see $log.log)"
+		f=$((f + 1))
+	fi
+
+	# ---- the table row ----
+	feat() { sed -n "s/^FEATURE $1 //p" "$log.log" | head -1; }
+	tim() { awk -v n="$1" '$1 == "TIME" && $2 == n { print; exit }' "$log.log"; }
+	ms() { # TIME line -> "458 ms linear" / "9.6 s linear"
+		tim "$1" | awk '{ if ($4 == "") { print "–"; exit }
+			if ($4 >= 1000) printf "%.1f s %s", $4 / 1000, $5; else printf "%.0f ms %s", $4, $5 }'
+	}
+	pr=$(feat prctl77)
+	case $pr in
+	0 | 1) exact="yes (GET → $pr)"; auto=exact ;;
+	'') exact="?"; auto="?" ;;
+	*) exact="no ($pr)"; auto=linear ;;
+	esac
+	# linear fallback: every check of the suite (auto is linear) or the
+	# forced --mode linear ones (exact kernels)
+	if [ "$auto" = linear ]; then
+		lp=$p lf=$f
+	else
+		lp=$(grep -cE '^PASS [^ ]*\.linear[/ ]' "$log.res")
+		lf=$(grep -cE '^FAIL [^ ]*\.linear[/ ]' "$log.res")
+	fi
+	if [ "$lf" -eq 0 ] && [ "$lp" -gt 0 ]; then
+		lin="passes ($lp checks$([ "$auto" = linear ] || echo ", --mode linear"))"
+	else
+		lin="**fails** ($lf of $((lp + lf)) checks)"
+	fi
+	tl=$(feat timers_line)
+	case $(feat timers_format) in
+	px16) tf="%px, 16 hex digits: \`$tl\`" ;;
+	p16-hashed) tf="16 hex digits, hashed (%p): \`$tl\`" ;;
+	p) tf="%p: \`$tl\`" ;;
+	*) tf="$(feat timers_format): \`$tl\`" ;;
+	esac
+	rs=$(feat rseq)
+	case $rs in
+	[0-9]*) rs="glibc, $rs bytes" ;;
+	esac
+	sl="$(feat slice_get) (rseq: $rs)"
+	rate=$(feat pair_rate)
+	[ -n "$rate" ] && rate=$(awk -v r="$rate" 'BEGIN { printf "%.0fk", r / 1000 }')
+	res="$p pass, $f fail, $n skip; $(awk '{ print $2 }' "$log.status") s"
+	ROWS+=("| $k ($s) | $exact | $auto | $lin | $tf | $sl | $(ms "sparse$SPARSE.auto") | $(ms sparse.auto) | $rate | $res |")
+done
+
+TABLE=$Q/matrix.md
+{
+	echo "| kernel | exact IDs (prctl 77 GET) | \`--mode auto\` takes | linear fallback | /proc/PID/timers \`signal:\` line | rseq slice extension (prctl 79 GET) | restore: 64 timers, IDs to $SPARSE | restore: IDs 1,000,000 + 2,000,000 | create/delete pairs/s (TCG) | guest suite |"
+	echo "|---|---|---|---|---|---|---|---|---|---|"
+	for r in "${ROWS[@]}"; do echo "$r"; done
+} >"$TABLE"
+echo "# matrix: kernel x feature table ($TABLE):"
+cat "$TABLE"
+finish
