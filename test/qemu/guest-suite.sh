@@ -350,8 +350,15 @@ case_sparse_million() {
 	# the cost said up front, progress shown meanwhile
 	head -1 "$dir/restore.out.err" | grep -q pairs && pass "$name/announces-pairs" ||
 		fail "$name/announces-pairs" "first stderr line: $(head -1 "$dir/restore.out.err" | cut -c1-200)"
-	grep -q '[0-9]%' "$dir/restore.out.err" && pass "$name/shows-progress" ||
-		fail "$name/shows-progress" "no NN% on stderr: $(oneline "$dir/restore.out.err")"
+	# ptimer prints progress every few seconds (plugin/restore.c): a quick
+	# restore may end before the first line
+	if grep -q '[0-9]%' "$dir/restore.out.err"; then
+		pass "$name/shows-progress"
+	elif awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a < 5) }'; then
+		skip "$name/shows-progress" "restore took $(elapsed "$t0" "$t1") s, under 5 s: progress lines may not come"
+	else
+		fail "$name/shows-progress" "restore took $(elapsed "$t0" "$t1") s, no NN% on stderr: $(oneline "$dir/restore.out.err")"
+	fi
 	finish_verify "$dir" "$vpid"
 }
 

@@ -78,8 +78,9 @@ now() { date +%s.%N; }
 boot() {
 	local s=$1 log=$Q/logs/$1 kernel rc t0 t1
 	rm -f "$log".*
-	if ! kernel=$(bash "$HERE/kernels.sh" "$s" 2>"$log.fetch"); then
-		rc=$?
+	kernel=$(bash "$HERE/kernels.sh" "$s" 2>"$log.fetch")
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
 		if [ "$rc" -eq 2 ]; then
 			echo "skip cannot fetch the kernel: $(tail -1 "$log.fetch")" >"$log.status"
 		else
@@ -102,7 +103,7 @@ boot() {
 	if grep -q '@@ptimer-guest-end' "$log.log"; then
 		echo "ok $secs" >"$log.status"
 	elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-		echo "fail the guest did not finish within $TO s (hung or too slow); last line: $(grep -v '^$' "$log.log" | tail -1 | cut -c1-200)" >"$log.status"
+		echo "fail the guest did not finish within $TO s (hung or too slow); last line: $(grep -v '^$' "$log.log" | grep -v '^qemu-system' | tail -1 | cut -c1-200)" >"$log.status"
 	elif ! grep -q '@@ptimer-guest-begin' "$log.log"; then
 		echo "fail the guest never started the suite (qemu exit $rc): $(grep -v '^$' "$log.log" | tail -3 | tr '\n' ' ' | cut -c1-300)" >"$log.status"
 	else
@@ -169,8 +170,8 @@ for s in $SUITES; do
 	feat() { sed -n "s/^FEATURE $1 //p" "$log.log" | head -1; }
 	tim() { awk -v n="$1" '$1 == "TIME" && $2 == n { print; exit }' "$log.log"; }
 	ms() { # TIME line -> "458 ms linear" / "9.6 s linear"
-		tim "$1" | awk '{ if ($4 == "") { print "–"; exit }
-			if ($4 >= 1000) printf "%.1f s %s", $4 / 1000, $5; else printf "%.0f ms %s", $4, $5 }'
+		tim "$1" | awk '{ if ($4 != "") { if ($4 >= 1000) printf "%.1f s %s", $4 / 1000, $5; else printf "%.0f ms %s", $4, $5 }; t = 1 }
+			END { if (!t || $4 == "") print "–" }'
 	}
 	pr=$(feat prctl77)
 	case $pr in
@@ -205,7 +206,11 @@ for s in $SUITES; do
 	sl="$(feat slice_get) (rseq: $rs)"
 	rate=$(feat pair_rate)
 	[ -n "$rate" ] && rate=$(awk -v r="$rate" 'BEGIN { printf "%.0fk", r / 1000 }')
-	res="$p pass, $f fail, $n skip; $(awk '{ print $2 }' "$log.status") s"
+	if [ "$what" = ok ]; then
+		res="$p pass, $f fail, $n skip; $(awk '{ print $2 }' "$log.status") s"
+	else
+		res="$p pass, $f fail, $n skip; **${rest//|//}**"
+	fi
 	ROWS+=("| $k ($s) | $exact | $auto | $lin | $tf | $sl | $(ms "sparse$SPARSE.auto") | $(ms sparse.auto) | $rate | $res |")
 done
 
