@@ -76,7 +76,6 @@ struct ptimer_task {
 	pid_t *tids;		/* host tids, leader first */
 	pid_t *vtids;		/* the same, in the process's own namespace */
 	bool *seized;		/* tids[i] is attached by us */
-	bool was_stopped;	/* in group-stop before we came: re-stop on release */
 };
 
 /*

@@ -41,6 +41,46 @@ static char proc_state(pid_t pid)
 	return p && p[1] == ' ' ? p[2] : 0;
 }
 
+/* Tgid: from /proc/PID/status, or -1. */
+static pid_t proc_tgid(pid_t pid)
+{
+	char path[64], line[128];
+	pid_t tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+/* PF_KTHREAD (0x00200000) in the flags field of /proc/PID/stat. */
+static bool proc_is_kthread(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long flags = 0;
+	size_t r;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	r = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[r] = '\0';
+	p = strrchr(buf, ')');
+	/* ") S ppid pgrp session tty_nr tpgid flags" */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return false;
+	return flags & 0x00200000ul;
+}
+
 /*
  * Wait for the PTRACE_EVENT_STOP our interrupt asked for.  A signal that
  * was pending arrives first as a signal-delivery stop: hand it back to the
@@ -57,8 +97,13 @@ static int wait_interrupt_stop(pid_t tid, struct ptimer_err *err)
 			return ptimer_errf(err, ESRCH, "thread %d exited while being stopped", tid);
 		if (!WIFSTOPPED(status))
 			continue;
-		if (status >> 16 == PTRACE_EVENT_STOP)
-			return 0;
+		if (status >> 16 == PTRACE_EVENT_STOP) {
+			if (WSTOPSIG(status) == SIGTRAP)
+				return 0;	/* our interrupt */
+			/* a group-stop that began after our check in ptimer_task_seize */
+			return ptimer_errf(err, EAGAIN, "thread %d was stopped by signal %d while ptimer attached; "
+					   "resume the process (kill -CONT) and try again", tid, WSTOPSIG(status));
+		}
 		if (status >> 16)	/* other ptrace events: none enabled */
 			continue;
 		if (ptrace(PTRACE_CONT, tid, NULL, (void *)(long)WSTOPSIG(status)))
@@ -185,7 +230,19 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 		return ptimer_errf(err, ESRCH, "no process %d", pid);
 	if (st == 'Z' || st == 'X')
 		return ptimer_errf(err, ESRCH, "process %d is a zombie", pid);
-	t->was_stopped = st == 'T';
+	/*
+	 * A group-stopped process re-enters its stop each time it is resumed,
+	 * so no code can run in it until SIGCONT (ptrace(2) "group-stop").
+	 */
+	if (st == 'T')
+		return ptimer_errf(err, EAGAIN, "process %d is stopped (state T, SIGSTOP or SIGTSTP): code cannot "
+				   "run in it; resume it with kill -CONT %d, then stop it again afterwards", pid, pid);
+	if (proc_tgid(pid) != pid)
+		return ptimer_errf(err, EINVAL, "%d is a thread of process %d, not a process: pass -t %d", pid,
+				   proc_tgid(pid), proc_tgid(pid));
+	if (proc_is_kthread(pid))
+		return ptimer_errf(err, EINVAL, "process %d is a kernel thread: it has no POSIX timers to dump "
+				   "or restore", pid);
 	for (pass = 0; pass < SEIZE_PASSES && grew && !ret; pass++)
 		ret = task_list(t, pid, true, &grew, err);
 	if (!ret && grew)
@@ -216,13 +273,6 @@ int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 
 void ptimer_task_release(struct ptimer_task *t)
 {
-	bool any = false;
-
-	for (int i = 0; i < t->n_threads; i++)
-		any |= t->seized[i];
-	/* A process that was in group-stop goes back to it (compel_resume_task). */
-	if (any && t->was_stopped)
-		kill(t->pid, SIGSTOP);
 	for (int i = 0; i < t->n_threads; i++)
 		if (t->seized[i] && ptrace(PTRACE_DETACH, t->tids[i], NULL, NULL) && errno != ESRCH)
 			ptimer_log(PTIMER_LOG_WARN, "cannot detach from thread %d: %s", t->tids[i],
