@@ -126,6 +126,9 @@ clean:
 
 # --- dependencies -------------------------------------------------------------
 # Debian 13 and later ship compel as libcompel-dev; Debian 12 only inside criu.
+# Build dependencies only: this also runs inside the criu test roots.  The
+# test harnesses install their own tools (test/qemu/deps.sh: qemu, busybox;
+# test/criu/roots.sh: debootstrap).
 DEB_PKGS := gcc make binutils protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev
 deps:
 	@compel=libcompel-dev; \

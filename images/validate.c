@@ -55,6 +55,8 @@ static bool notify_is_valid(int32_t sigev_notify)
 	return false;
 }
 
+#define KTIME_SEC_MAX	9223372036LL	/* KTIME_MAX / NSEC_PER_SEC */
+
 /* timespec64_valid(): what timer_settime() refuses with EINVAL. */
 static int check_ts(const struct ptimer_ts *ts, const char *name, const char *what,
 		    uint32_t idx, int32_t id, struct ptimer_err *err)
@@ -67,6 +69,14 @@ static int check_ts(const struct ptimer_ts *ts, const char *name, const char *wh
 	if (ts->nsec < 0 || ts->nsec > NSEC_MAX) {
 		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): %s.nsec %" PRId64
 			       " out of range 0..999999999", what, idx, id, name, ts->nsec);
+		return -EINVAL;
+	}
+	/* include/linux/time64.h KTIME_SEC_MAX: beyond it the kernel clamps,
+	 * and the restored timer would silently differ from the image. */
+	if (ts->sec > KTIME_SEC_MAX) {
+		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): %s.sec %" PRId64
+			       " beyond %lld s, the most a kernel timer can hold (KTIME_SEC_MAX)", what, idx,
+			       id, name, ts->sec, (long long)KTIME_SEC_MAX);
 		return -EINVAL;
 	}
 	return 0;

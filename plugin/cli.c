@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,10 +243,17 @@ int main(int argc, char **argv)
 	ret = parse_opts(argc - 1, argv + 1, &c);
 	if (ret)
 		return ret;
-	if (!strcmp(cmd, "dump"))
-		return cmd_dump(&c);
-	if (!strcmp(cmd, "restore"))
-		return cmd_restore(&c);
+	if (!strcmp(cmd, "dump") || !strcmp(cmd, "restore")) {
+		sigset_t old;
+
+		/* Held until the target is released (see ptimer_block_stop_signals);
+		 * then a pending one ends ptimer with its usual status. */
+		ptimer_block_stop_signals(&old);
+		ret = !strcmp(cmd, "dump") ? cmd_dump(&c) : cmd_restore(&c);
+		fflush(stdout);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return ret;
+	}
 	if (!strcmp(cmd, "show"))
 		return cmd_show(&c, optind < argc - 1 ? argv[optind + 1] : NULL);
 	if (!strcmp(cmd, "encode"))

@@ -30,16 +30,31 @@ static pid_t cpu_clock_pid(int32_t clock_id)
  * keeps the dumped process's own view.  A thread that is gone, or that is
  * not in this process, cannot be aimed at on restore.
  */
-static int translate_notify(struct ptimer_task *t, struct ptimer_timer *tm, bool strict,
+static int translate_notify(struct ptimer_task *t, struct ptimer_timer *tm, bool strict, bool *dead_clock,
 			    struct ptimer_err *err)
 {
 	pid_t cpu_pid = cpu_clock_pid(tm->clock_id);
 	pid_t v;
 
-	if (cpu_pid && !ptimer_task_host_tid(t, cpu_pid))
-		return ptimer_errf(err, EINVAL, "process %d: timer %d uses the CPU clock of pid %d, which is "
-				   "not a thread of the process and cannot be dumped with it", t->pid,
-				   tm->timer_id, cpu_pid);
+	if (cpu_pid && !ptimer_task_host_tid(t, cpu_pid)) {
+		/*
+		 * The CPU clock of a thread that has exited (or of another
+		 * process): the kernel keeps the timer, but it can never fire
+		 * again.  Keep the ID with a timer that cannot fire either.
+		 */
+		if (strict)
+			return ptimer_errf(err, ESRCH, "process %d: timer %d uses the CPU clock of thread %d, "
+					   "which is not a live thread of the process; drop --strict to keep it "
+					   "as a disarmed SIGEV_NONE timer", t->pid, tm->timer_id, cpu_pid);
+		ptimer_log(PTIMER_LOG_WARN, "process %d: timer %d uses the CPU clock of thread %d, which is "
+			   "gone; dumping it as a disarmed SIGEV_NONE CLOCK_MONOTONIC timer (it could never fire "
+			   "again)", t->pid, tm->timer_id, cpu_pid);
+		tm->clock_id = 1;	/* CLOCK_MONOTONIC */
+		tm->sigev_notify = PTIMER_SIGEV_NONE;
+		tm->notify_tid = t->vpid;
+		*dead_clock = true;
+		return 0;
+	}
 	if (!(tm->sigev_notify & PTIMER_SIGEV_THREAD_ID)) {
 		tm->notify_tid = t->vpid;
 		return 0;
@@ -101,6 +116,7 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, st
 		     struct ptimer_err *err)
 {
 	struct ptimer_timer *timers = NULL;
+	bool *dead = NULL;
 	uint32_t n = 0;
 	int ret;
 
@@ -108,12 +124,23 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, st
 	ret = ptimer_proc_read_timers(t->pid, &timers, &n, err);
 	if (ret)
 		return ret;
-	for (uint32_t i = 0; i < n && !ret; i++)
-		ret = translate_notify(t, &timers[i], o && o->strict, err);
-	if (!ret && n) {
+	dead = calloc((size_t)n + 1, sizeof(*dead));
+	if (!dead)
+		ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
+	if (n)
 		qsort(timers, n, sizeof(*timers), cmp_timer_id);
+	for (uint32_t i = 0; i < n && !ret; i++)
+		ret = translate_notify(t, &timers[i], o && o->strict, &dead[i], err);
+	if (!ret && n)
 		ret = ptimer_read_timer_state(t, timers, n, err);
+	for (uint32_t i = 0; i < n && !ret; i++) {
+		if (dead[i]) {
+			memset(&timers[i].it_value, 0, sizeof(timers[i].it_value));
+			memset(&timers[i].it_interval, 0, sizeof(timers[i].it_interval));
+			timers[i].overrun = 0;
+		}
 	}
+	free(dead);
 	if (ret) {
 		free(timers);
 		return ret;

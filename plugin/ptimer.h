@@ -8,6 +8,7 @@
 #define PTIMER_PLUGIN_PTIMER_H
 
 #include <stdbool.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -212,6 +213,17 @@ int ptimer_criu_core_count_timers(const char *dir, pid_t vpid, uint32_t *count, 
 /* ptimer_check - print one line per capability of this kernel and caller
  * to stdout; returns 0 when dump and restore can work here, else 1. */
 int ptimer_check(void);
+
+/*
+ * ptimer_block_stop_signals - block SIGINT, SIGTERM, SIGHUP and SIGQUIT (old
+ * mask into *old): a ptimer killed while its code runs in a target leaves
+ * the target to die of the code's final trap, so these wait until the
+ * target is released.  ptimer_pending_stop_signal - one of them if it is
+ * blocked and pending, else 0: long restores check it between chunks and
+ * roll back.
+ */
+void ptimer_block_stop_signals(sigset_t *old);
+int ptimer_pending_stop_signal(void);
 
 /* ptimer_now_ns - CLOCK_MONOTONIC in ns. */
 uint64_t ptimer_now_ns(void);

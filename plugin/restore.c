@@ -363,6 +363,17 @@ static int run_restore(const struct ptimer_task *t, struct ptimer_blob *b, struc
 		}
 		if (a->result != PTIMER_AGAIN)
 			break;
+		int sig = ptimer_pending_stop_signal();
+
+		if (sig) {
+			if (shown && tty)
+				fputc('\n', stderr);
+			rollback(t, b, a);
+			return ptimer_errf(err, EINTR, "process %d: interrupted by signal %d (%s) after %llu of "
+					   "%llu pairs; the %u timers made so far were removed: restored nothing",
+					   t->pid, sig, strsignal(sig), (unsigned long long)a->pairs_done,
+					   (unsigned long long)total, a->n_created);
+		}
 		if (show && ptimer_now_ns() - last >= every) {
 			last = ptimer_now_ns();
 			progress(t, a, total, start, tty, false);

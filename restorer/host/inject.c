@@ -10,7 +10,9 @@
  * saved registers and mask back.  See criu compel/src/lib/infect.c.
  * Memory is copied with process_vm_writev/readv (Linux 3.2).
  */
+#include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <compel/infect.h>
@@ -33,6 +36,7 @@
 struct ptimer_blob {
 	struct parasite_ctl *ctl;
 	pid_t tid;
+	pid_t tgid;
 	uint64_t base;		/* remote mapping */
 	uint64_t size;
 	uint64_t code_size;	/* page aligned; args page follows */
@@ -47,12 +51,109 @@ bool ptimer_compel_log_owned = true;
 /* compel's last error line, to explain a failed compel call. */
 static char compel_last[256];
 
+/*
+ * While compel waits for the one thread running our code, the process may
+ * be killed.  Its other threads, traced by us, then stay zombies until we
+ * reap them, and the thread compel waits for (the leader) is not reported
+ * until they are gone: compel's wait4() would block for ever.  A reaper
+ * thread collects exits of the other threads while a compel call runs.
+ * Standalone only: inside criu, criu owns its tracees' wait events.
+ */
+struct reaper {
+	pthread_t thread;
+	pid_t tgid, busy_tid;
+	volatile int stop;
+	bool running;
+};
+
+static void *reaper_main(void *arg)
+{
+	struct reaper *r = arg;
+
+	while (!r->stop) {
+		char path[64];
+		struct dirent *de;
+		DIR *d;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", r->tgid);
+		d = opendir(path);
+		if (d) {
+			while ((de = readdir(d))) {
+				pid_t tid = (pid_t)atoi(de->d_name);
+				int status;
+
+				if (tid > 0 && tid != r->busy_tid)
+					waitpid(tid, &status, __WALL | WNOHANG);
+			}
+			closedir(d);
+		}
+		usleep(20000);
+	}
+	return NULL;
+}
+
+static void reaper_start(struct reaper *r, const struct ptimer_blob *b)
+{
+	r->tgid = b->tgid;
+	r->busy_tid = b->tid;
+	r->stop = 0;
+	r->running = ptimer_compel_log_owned && b->tgid > 0 &&
+		     pthread_create(&r->thread, NULL, reaper_main, r) == 0;
+}
+
+static void reaper_stop(struct reaper *r)
+{
+	if (!r->running)
+		return;
+	r->stop = 1;
+	pthread_join(r->thread, NULL);
+}
+
+/* After a failed compel call: is the process gone?  Then say so. */
+static int explain_failure(const struct ptimer_blob *b, const char *what, struct ptimer_err *err)
+{
+	char path[64], line[128];
+	bool gone = true;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", b->tid);
+	f = fopen(path, "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "State:", 6))
+				gone = strchr(line, 'Z') || strchr(line, 'X');
+		fclose(f);
+	}
+	if (gone)
+		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was %s in it", b->tgid, what);
+	return ptimer_errf(err, EIO, "%s in thread %d failed: %s", what, b->tid,
+			   compel_last[0] ? compel_last : "compel call failed");
+}
+
+
 static void compel_log(unsigned int lvl, const char *fmt, va_list ap)
 {
 	if (lvl <= COMPEL_LOG_WARN) {
 		vsnprintf(compel_last, sizeof(compel_last), fmt, ap);
 		compel_last[strcspn(compel_last, "\n")] = '\0';
 	}
+}
+
+static pid_t proc_tgid(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
 }
 
 /* First executable mapping of tid: where compel pokes its syscall insn. */
@@ -86,10 +187,15 @@ static int remote_syscall(struct ptimer_blob *b, int nr, long *ret, unsigned lon
 			  unsigned long a3, unsigned long a4, unsigned long a5, unsigned long a6,
 			  struct ptimer_err *err)
 {
+	struct reaper r;
+	int failed;
+
 	compel_last[0] = '\0';
-	if (compel_syscall(b->ctl, nr, ret, a1, a2, a3, a4, a5, a6))
-		return ptimer_errf(err, EIO, "cannot run syscall %d in thread %d: %s", nr, b->tid,
-				   compel_last[0] ? compel_last : "compel_syscall failed");
+	reaper_start(&r, b);
+	failed = compel_syscall(b->ctl, nr, ret, a1, a2, a3, a4, a5, a6);
+	reaper_stop(&r);
+	if (failed)
+		return explain_failure(b, "running a syscall", err);
 	return 0;
 }
 
@@ -137,6 +243,7 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	if (!b)
 		return ptimer_errf(err, ENOMEM, "out of memory");
 	b->tid = tid;
+	b->tgid = proc_tgid(tid);
 	b->n_timers = n_timers;
 	b->n_occupied = n_occupied;
 	b->code_size = PAGE_ALIGN(blob_len);
@@ -221,13 +328,18 @@ int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct p
 	if (a->n_timers > b->n_timers || a->n_occupied > b->n_occupied)
 		return ptimer_errf(err, EINVAL, "internal: %u timers / %u ids do not fit the %u / %u mapped",
 				   a->n_timers, a->n_occupied, b->n_timers, b->n_occupied);
+	struct reaper rp;
+	int failed;
+
 	r = vm_write(b, args, a, sizeof(*a), err);
 	if (r)
 		return r;
 	compel_last[0] = '\0';
-	if (compel_run_at(b->ctl, b->base, NULL))
-		return ptimer_errf(err, EIO, "the restorer did not finish in thread %d: %s", b->tid,
-				   compel_last[0] ? compel_last : "compel_run_at failed");
+	reaper_start(&rp, b);
+	failed = compel_run_at(b->ctl, b->base, NULL);
+	reaper_stop(&rp);
+	if (failed)
+		return explain_failure(b, "running its code", err);
 	return vm_read(b, args, a, sizeof(*a), err);
 }
 

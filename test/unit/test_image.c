@@ -180,7 +180,7 @@ static struct ptimer_timer sample_timers[N_SAMPLE] = {
 	  .sival = 0x7f0012345678ull, .notify_tid = 5, .overrun = INT32_MAX,
 	  .it_value = { 100000, 0 }, .it_interval = { 1, 0 } },
 	{ .timer_id = 17, .clock_id = 11, .sigev_notify = PTIMER_SIGEV_SIGNAL, .signo = 64,
-	  .sival = 0x8000000000000000ull, .it_value = { INT64_MAX, 999999999 } },
+	  .sival = 0x8000000000000000ull, .it_value = { 9223372036, 999999999 } },
 	{ .timer_id = 3, .clock_id = 9, .sigev_notify = PTIMER_SIGEV_SIGNAL | PTIMER_SIGEV_THREAD_ID,
 	  .signo = 1, .notify_tid = INT32_MAX, .it_interval = { 0, 1 } },
 };
@@ -291,7 +291,7 @@ static void test_round_trip(void)
 	      "sival 0x%" PRIx64, got.timers[1].sival);
 	CHECK("read: timer 1 clock_id -6", got.timers[1].clock_id == -6, "clock_id %d", got.timers[1].clock_id);
 	CHECK("read: timer 2 id INT_MAX", got.timers[2].timer_id == INT_MAX, "id %d", got.timers[2].timer_id);
-	CHECK("read: timer 4 it_value.sec INT64_MAX", got.timers[4].it_value.sec == INT64_MAX,
+	CHECK("read: timer 4 it_value.sec KTIME_SEC_MAX", got.timers[4].it_value.sec == 9223372036,
 	      "sec %" PRId64, got.timers[4].it_value.sec);
 	ptimer_image_free(&got);
 	CHECK("free: clears the image", got.timers == NULL && got.n_timers == 0, "not cleared");
@@ -617,6 +617,10 @@ static void test_validate(void)
 	    "timer 0 (id 0): it_interval.nsec -1 out of range 0..999999999");
 	BAD("validate: it_value.sec -1", 4, x->it_value.sec = -1,
 	    "timer 4 (id 17): it_value.sec -1 is negative");
+	BAD("validate: it_interval.sec INT64_MAX (kernel would clamp)", 1, x->it_interval.sec = INT64_MAX,
+	    "timer 1 (id 1000000): it_interval.sec 9223372036854775807 beyond 9223372036 s");
+	BAD("validate: it_value.sec KTIME_SEC_MAX + 1", 1, x->it_value.sec = 9223372037,
+	    "it_value.sec 9223372037 beyond");
 	BAD("validate: it_interval.sec INT64_MIN", 1, x->it_interval.sec = INT64_MIN,
 	    "timer 1 (id 1000000): it_interval.sec -9223372036854775808 is negative");
 	BAD("validate: clock_id 5 (REALTIME_COARSE)", 0, x->clock_id = 5,
@@ -731,8 +735,8 @@ static void test_json(void)
 	CHECK("json: sival printed as 18446744073709551615",
 	      bytes && strstr((char *)bytes, "\"sival\": 18446744073709551615"), "%s",
 	      bytes ? (char *)bytes : "(unreadable)");
-	CHECK("json: it_value.sec INT64_MAX printed exactly",
-	      bytes && strstr((char *)bytes, "\"sec\": 9223372036854775807"), "not found");
+	CHECK("json: it_value.sec KTIME_SEC_MAX printed exactly",
+	      bytes && strstr((char *)bytes, "\"sec\": 9223372036,"), "not found");
 	CHECK("json: version emitted", bytes && strstr((char *)bytes, "\"version\": 1"), "not found");
 	free(bytes);
 
