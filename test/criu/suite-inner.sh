@@ -293,6 +293,10 @@ scenario native-stride stride plain PTIMER_CRIU_MODE=native
 scenario native-sparse100k sparse100k plain PTIMER_CRIU_MODE=native
 scenario native-mix mix plain PTIMER_CRIU_MODE=native
 scenario native-threads threads plain PTIMER_CRIU_MODE=native
+# periodic timers of a few ms: they expire between criu arming them and the
+# plugin's check, and come back reloaded from their interval
+scenario fastperiodic fastperiodic plain
+scenario native-fastperiodic fastperiodic plain PTIMER_CRIU_MODE=native
 
 # The stripped core image: one idle process (zdtm_timers setup SCENARIO:
 # every thread sleeps in pause(); the scenario has no timer that fires, so

@@ -271,6 +271,23 @@ static size_t build_exited(struct xtimer *t)
 }
 
 /*
+ * fastperiodic: periodic SIGEV_NONE timers with intervals of 2..9 ms.  At
+ * any moment each has less than its interval left, and one that expires
+ * between a restore arming it and a check reloads from its interval: a
+ * check must accept a value later than the dumped one (up to the interval).
+ */
+static size_t build_fastperiodic(struct xtimer *t)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < 8; i++)
+		n = add(t, n, (struct xtimer){ .id = i, .clock = CLOCK_MONOTONIC, .notify = SIGEV_NONE,
+			.sival = 0xf0 + i, .value = MS(2), .interval = MS(2 + i),
+			.what = "SIGEV_NONE periodic, a few ms" });
+	return n;
+}
+
+/*
  * offset-target: what the linear-counter case's image holds (test/e2e.sh
  * writes the same timers as JSON with image pid 4242).  The verify role
  * first creates and deletes 5 timers, so its counter stands at 5.
@@ -347,6 +364,7 @@ static const struct scenario scenarios[] = {
 	{ "demo", 2, true, false, 0, false, build_demo, 0 },
 	{ "sparse100k", 1, true, false, 0, false, build_sparse100k, 0 },
 	{ "exited", 2, false, false, 0, false, build_exited, 1 },
+	{ "fastperiodic", 1, false, false, 0, false, build_fastperiodic, 0 },
 	/* verify-only targets */
 	{ "offset-target", 1, false, true, 5, false, build_offset, 0 },
 	{ "offset-empty", 1, false, true, 5, false, build_none, 0 },
