@@ -121,7 +121,8 @@ static void out_flush(struct img_out *o)
 	o->used = 0;
 }
 
-/* Reserve len bytes (len <= WRITE_CHUNK) in the buffer, flushing as needed. */
+/* Reserve len bytes (len <= WRITE_CHUNK, or one head entry) in the buffer,
+ * flushing as needed. */
 static uint8_t *out_reserve(struct img_out *o, size_t len)
 {
 	if (o->used + len > WRITE_CHUNK)
@@ -151,12 +152,12 @@ static void entry_from_timer(PtimerEntry *e, const struct ptimer_timer *t)
  * Length word plus packed message.  Version 1 messages are ~100 bytes; the
  * cap is what readers enforce, so a writer must never exceed it.
  */
-static void out_message(struct img_out *o, const ProtobufCMessage *m)
+static void out_message(struct img_out *o, const ProtobufCMessage *m, size_t max)
 {
 	size_t len = protobuf_c_message_get_packed_size(m);
 	uint8_t *p;
 
-	if (len > PTIMER_IMG_MAX_ENTRY) {
+	if (len > max) {
 		if (!o->err)
 			o->err = EMSGSIZE;
 		return;
@@ -165,6 +166,51 @@ static void out_message(struct img_out *o, const ProtobufCMessage *m)
 
 	put_le32(p, len);
 	protobuf_c_message_pack(m, p + 4);
+}
+
+/* img->threads as PtimerHead.threads (4); free with free_head_threads(). */
+static int head_threads(PtimerHead *head, const struct ptimer_image *img)
+{
+	PtimerThread *th;
+	uint32_t i;
+
+	if (!img->n_threads)
+		return 0;
+	th = calloc(img->n_threads, sizeof(*th));
+	head->threads = calloc(img->n_threads, sizeof(*head->threads));
+	if (!th || !head->threads) {
+		free(th);
+		free(head->threads);
+		head->threads = NULL;
+		return -ENOMEM;
+	}
+	for (i = 0; i < img->n_threads; i++) {
+		const struct ptimer_thread *t = &img->threads[i];
+		PtimerThread *e = &th[i];
+
+		ptimer_thread__init(e);
+		e->tid = t->tid;
+		e->has_rseq_abi_pointer = e->has_rseq_abi_size = e->has_rseq_signature = 1;
+		e->rseq_abi_pointer = t->rseq_abi_pointer;
+		e->rseq_abi_size = t->rseq_abi_size;
+		e->rseq_signature = t->rseq_signature;
+		e->has_slice_ext = 1;
+		e->slice_ext = t->slice_ext;
+		e->has_slice_ctrl = t->rseq_abi_size >= PTIMER_RSEQ_SLICE_CTRL_END;
+		e->slice_ctrl = t->slice_ctrl;
+		head->threads[i] = e;
+	}
+	head->n_threads = img->n_threads;
+	return 0;
+}
+
+static void free_head_threads(PtimerHead *head)
+{
+	if (head->n_threads)
+		free(head->threads[0]);
+	free(head->threads);
+	head->threads = NULL;
+	head->n_threads = 0;
 }
 
 /* "d/ptimers-5.img" -> "d/.ptimers-5.img.XXXXXX": same directory, so rename is atomic. */
@@ -215,7 +261,8 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
 			       path, ptimer_errno_hint(ENAMETOOLONG));
 		return -ENAMETOOLONG;
 	}
-	o.buf = malloc(WRITE_CHUNK);
+	/* room for one whole head entry too (threads[] can exceed a chunk) */
+	o.buf = malloc(WRITE_CHUNK + 4 + PTIMER_IMG_MAX_HEAD);
 	if (!o.buf) {
 		ptimer_err_set(err, "cannot write image %s: out of memory; %s",
 			       path, ptimer_errno_hint(ENOMEM));
@@ -236,12 +283,22 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
 	head.n_timers = img->n_timers;
 	head.has_criu_mode = img->criu_mode != PTIMER_CRIU_NONE;
 	head.criu_mode = img->criu_mode;
-	out_message(&o, &head.base);
+	ret = head_threads(&head, img);
+	if (ret) {
+		close(o.fd);
+		unlink(tmp);
+		free(o.buf);
+		ptimer_err_set(err, "cannot write image %s: out of memory; %s",
+			       path, ptimer_errno_hint(ENOMEM));
+		return ret;
+	}
+	out_message(&o, &head.base, PTIMER_IMG_MAX_HEAD);
+	free_head_threads(&head);
 	for (i = 0; i < img->n_timers && !o.err; i++) {
 		PtimerEntry e;
 
 		entry_from_timer(&e, &img->timers[i]);
-		out_message(&o, &e.base);
+		out_message(&o, &e.base, PTIMER_IMG_MAX_ENTRY);
 	}
 	out_flush(&o);
 	if (!o.err && fsync(o.fd))
@@ -270,7 +327,7 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
 /* ---- read --------------------------------------------------------------- */
 
 /* Largest well-formed file: magic + head + PTIMER_IMG_MAX_TIMERS capped entries. */
-#define IMG_MAX_FILE	(4ull + (1ull + PTIMER_IMG_MAX_TIMERS) * (4ull + PTIMER_IMG_MAX_ENTRY))
+#define IMG_MAX_FILE	(4ull + PTIMER_IMG_MAX_HEAD + (1ull + PTIMER_IMG_MAX_TIMERS) * (4ull + PTIMER_IMG_MAX_ENTRY))
 
 static int read_whole(const char *path, uint8_t **bufp, size_t *sizep, struct ptimer_err *err)
 {
@@ -352,6 +409,7 @@ static int next_entry(const char *path, const uint8_t *buf, size_t size, size_t 
 		      const uint8_t **msg, uint32_t *len, const char *name,
 		      struct ptimer_err *err)
 {
+	uint32_t max = strcmp(name, "head") ? PTIMER_IMG_MAX_ENTRY : PTIMER_IMG_MAX_HEAD;
 	size_t left = size - *off;
 	uint32_t l;
 
@@ -363,10 +421,9 @@ static int next_entry(const char *path, const uint8_t *buf, size_t size, size_t 
 		return -EINVAL;
 	}
 	l = get_le32(buf + *off);
-	if (l > PTIMER_IMG_MAX_ENTRY) {
+	if (l > max) {
 		ptimer_err_set(err, "%s: %s: entry length %" PRIu32 " at offset %zu exceeds %u bytes; "
-			       "the image is damaged, dump again", path, name, l, *off,
-			       PTIMER_IMG_MAX_ENTRY);
+			       "the image is damaged, dump again", path, name, l, *off, max);
 		return -EINVAL;
 	}
 	if (l > left - 4) {
@@ -395,6 +452,40 @@ static void timer_from_entry(struct ptimer_timer *t, const PtimerEntry *e)
 	t->it_interval.sec = e->interval_sec;
 	t->it_interval.nsec = e->interval_nsec;
 	t->overrun = e->has_overrun ? e->overrun : 0;
+}
+
+/* PtimerHead.threads into img->threads; values are checked by validate. */
+static int threads_from_head(const char *path, const PtimerHead *head, struct ptimer_image *img,
+			     struct ptimer_err *err)
+{
+	size_t i;
+
+	if (!head->n_threads)
+		return 0;
+	if (head->n_threads > PTIMER_IMG_MAX_THREADS) {
+		ptimer_err_set(err, "%s: head: %zu threads exceed the limit %u; the image is damaged, "
+			       "dump again", path, head->n_threads, PTIMER_IMG_MAX_THREADS);
+		return -EINVAL;
+	}
+	img->threads = calloc(head->n_threads, sizeof(*img->threads));
+	if (!img->threads) {
+		ptimer_err_set(err, "%s: out of memory for %zu threads; %s", path, head->n_threads,
+			       ptimer_errno_hint(ENOMEM));
+		return -ENOMEM;
+	}
+	img->n_threads = head->n_threads;
+	for (i = 0; i < head->n_threads; i++) {
+		const PtimerThread *e = head->threads[i];
+		struct ptimer_thread *t = &img->threads[i];
+
+		t->tid = e->tid;
+		t->rseq_abi_pointer = e->has_rseq_abi_pointer ? e->rseq_abi_pointer : 0;
+		t->rseq_abi_size = e->has_rseq_abi_size ? e->rseq_abi_size : 0;
+		t->rseq_signature = e->has_rseq_signature ? e->rseq_signature : 0;
+		t->slice_ext = e->has_slice_ext ? e->slice_ext : PTIMER_SLICE_EXT_UNAVAILABLE;
+		t->slice_ctrl = e->has_slice_ctrl ? e->slice_ctrl : 0;
+	}
+	return 0;
 }
 
 static int parse_image(const char *path, const uint8_t *buf, size_t size,
@@ -440,7 +531,10 @@ static int parse_image(const char *path, const uint8_t *buf, size_t size,
 	img->pid = head->pid;
 	img->n_timers = head->n_timers;
 	img->criu_mode = head->has_criu_mode ? head->criu_mode : PTIMER_CRIU_NONE;
+	ret = threads_from_head(path, head, img, err);
 	ptimer_head__free_unpacked(head, NULL);
+	if (ret)
+		return ret;
 	/* Newer writers only add optional fields, so any version >= 1 is readable. */
 	if (img->version == 0) {
 		ptimer_err_set(err, "%s: head: version 0 is not a valid image version; dump again",
@@ -522,6 +616,7 @@ void ptimer_image_free(struct ptimer_image *img)
 	if (!img)
 		return;
 	free(img->timers);
+	free(img->threads);
 	memset(img, 0, sizeof(*img));
 }
 

@@ -23,6 +23,35 @@
 #define PTIMER_IMG_VERSION	1u
 #define PTIMER_IMG_MAX_ENTRY	4096u		/* bytes, one protobuf entry */
 #define PTIMER_IMG_MAX_TIMERS	(1u << 22)	/* far above RLIMIT_SIGPENDING */
+#define PTIMER_IMG_MAX_HEAD	(4u << 20)	/* bytes, the head entry (threads[]) */
+#define PTIMER_IMG_MAX_THREADS	(1u << 16)	/* ~40 bytes each in the head */
+
+/*
+ * rseq time-slice extension of one thread, as prctl(PR_RSEQ_SLICE_EXTENSION,
+ * PR_RSEQ_SLICE_EXTENSION_GET) answered in it (uapi/linux/prctl.h, Linux 7.0+).
+ */
+enum ptimer_slice_ext {
+	PTIMER_SLICE_EXT_UNAVAILABLE = 0,	/* EINVAL, ENOTSUPP (524), ENXIO, no rseq */
+	PTIMER_SLICE_EXT_DISABLED = 1,		/* GET returned 0 */
+	PTIMER_SLICE_EXT_ENABLED = 2,		/* GET returned PR_RSEQ_SLICE_EXT_ENABLE */
+};
+
+/* struct rseq (uapi/linux/rseq.h): the part ptimer reads and edits. */
+#define PTIMER_RSEQ_MIN_SIZE		20u	/* cpu_id_start..rseq_cs..flags */
+#define PTIMER_RSEQ_SLICE_CTRL_OFF	28u	/* u32 slice_ctrl */
+#define PTIMER_RSEQ_SLICE_CTRL_END	32u	/* registrations this long cover it */
+#define PTIMER_RSEQ_MAX_SIZE		4096u	/* sanity bound for images */
+
+/* One thread's rseq state (PtimerThread in proto/ptimer.proto). */
+struct ptimer_thread {
+	int32_t tid;			/* own-namespace tid, > 0 */
+	uint32_t rseq_abi_size;		/* 0: no rseq registration */
+	uint64_t rseq_abi_pointer;	/* struct rseq address in the process */
+	uint32_t rseq_signature;	/* rseq(2) sig */
+	uint32_t slice_ext;		/* enum ptimer_slice_ext */
+	uint32_t slice_ctrl;		/* struct rseq.slice_ctrl; 0 when size < 32 */
+	uint32_t pad;
+};
 
 enum ptimer_criu_mode {
 	PTIMER_CRIU_NONE = 0,		/* standalone dump */
@@ -36,6 +65,8 @@ struct ptimer_image {
 	uint32_t criu_mode;	/* enum ptimer_criu_mode */
 	uint32_t n_timers;
 	struct ptimer_timer *timers;	/* malloc'ed, n_timers */
+	uint32_t n_threads;		/* 0: image without per-thread state */
+	struct ptimer_thread *threads;	/* malloc'ed, n_threads */
 };
 
 /* Error text: one line, names the file, the timer and the field. */
@@ -58,7 +89,11 @@ int ptimer_image_path(char *buf, size_t len, const char *dir, int pid);
  * sigev_notify one of SIGNAL, NONE, THREAD, SIGNAL|THREAD_ID
  * (kernel/time/posix-timers.c good_sigevent()); signo 1..64 unless NONE;
  * notify_tid > 0 for THREAD_ID; it_value/it_interval sec >= 0, nsec in
- * 0..999,999,999; overrun >= 0; n_timers <= PTIMER_IMG_MAX_TIMERS.
+ * 0..999,999,999; overrun >= 0; n_timers <= PTIMER_IMG_MAX_TIMERS;
+ * threads: n_threads <= PTIMER_IMG_MAX_THREADS, tid > 0 and unique,
+ * rseq_abi_size 0 (then pointer, signature and slice_ctrl 0) or
+ * PTIMER_RSEQ_MIN_SIZE..PTIMER_RSEQ_MAX_SIZE, slice_ext a known value and
+ * not ENABLED without a registration, slice_ctrl 0 unless the size covers it.
  * @what names the source in messages (a path, "JSON FILE").
  * Returns 0, or -EINVAL with err->msg set.
  */
@@ -100,14 +135,18 @@ int ptimer_image_read(const char *path, struct ptimer_image *img, struct ptimer_
  */
 int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct ptimer_err *err);
 
-/* ptimer_image_free - free img->timers and zero *img; NULL or empty is fine. */
+/* ptimer_image_free - free img->timers, img->threads and zero *img; NULL or
+ * empty is fine. */
 void ptimer_image_free(struct ptimer_image *img);
 
 /*
  * ptimer_image_to_json - write img as pretty JSON (json-c) to out:
  * {"version":V,"pid":N,"timers":[{"id","clock_id","sigev_notify","signo",
  * "sival","notify_tid","it_value":{"sec","nsec"},"it_interval":{...},
- * "overrun"}]}, all integers; sival unsigned 64-bit, sec/nsec in s/ns.
+ * "overrun"}], "threads":[{"tid","rseq":{"abi_pointer","abi_size",
+ * "signature"},"slice_ext":"enabled"|"disabled"|"unavailable","slice_ctrl"}]},
+ * integers but slice_ext; sival and abi_pointer unsigned 64-bit, sec/nsec
+ * in s/ns.
  * Returns 0, -ENOMEM, or -errno of the write (out is flushed); err->msg set.
  */
 int ptimer_image_to_json(const struct ptimer_image *img, FILE *out, struct ptimer_err *err);
@@ -115,7 +154,7 @@ int ptimer_image_to_json(const struct ptimer_image *img, FILE *out, struct ptime
 /*
  * ptimer_image_from_json - the inverse: parse the JSON file at path, which
  * must have exactly those keys ("version" optional, default
- * PTIMER_IMG_VERSION) with integer values of the field's C type (unknown,
+ * PTIMER_IMG_VERSION; "threads" optional, default none) with integer values of the field's C type (unknown,
  * missing and repeated keys refused, as are integers beyond 64 bits and
  * content after the object), and validate as ptimer_image_read does.
  * Messages name path, the timer index and the key.  Caller frees img with
@@ -142,5 +181,9 @@ const char *ptimer_clock_name(int32_t clock_id, char *buf, size_t len);
 
 /* ptimer_notify_name - "signal", "none", "thread", "thread_id", else "unknown". */
 const char *ptimer_notify_name(int32_t sigev_notify);
+
+/* ptimer_slice_ext_name - "unavailable", "disabled", "enabled" (enum
+ * ptimer_slice_ext), else "unknown". */
+const char *ptimer_slice_ext_name(uint32_t slice_ext);
 
 #endif

@@ -6,9 +6,8 @@
  * The reader is strict because a JSON image is restored like a binary one:
  * every key known and present, every value an integer of the field's C type,
  * then ptimer_image_validate().  Keys are described by tables (top_keys[],
- * timer_keys[], ts_keys[]) so a later section such as a top-level "threads"
- * array is one more row and one parse function; until then it is refused as
- * an unknown key.
+ * timer_keys[], ts_keys[], rseq_keys[]); the top-level "threads" array
+ * (per-thread rseq state, optional) is one row and one parse function.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -54,17 +53,33 @@ static json_object *timer_to_json(const struct ptimer_timer *t)
 	return o;
 }
 
+static json_object *thread_to_json(const struct ptimer_thread *t)
+{
+	json_object *o = json_object_new_object(), *r = json_object_new_object();
+
+	json_object_object_add(o, "tid", json_object_new_int(t->tid));
+	json_object_object_add(r, "abi_pointer", json_object_new_uint64(t->rseq_abi_pointer));
+	json_object_object_add(r, "abi_size", json_object_new_int64(t->rseq_abi_size));
+	json_object_object_add(r, "signature", json_object_new_int64(t->rseq_signature));
+	json_object_object_add(o, "rseq", r);
+	json_object_object_add(o, "slice_ext", json_object_new_string(ptimer_slice_ext_name(t->slice_ext)));
+	json_object_object_add(o, "slice_ctrl", json_object_new_int64(t->slice_ctrl));
+	return o;
+}
+
 int ptimer_image_to_json(const struct ptimer_image *img, FILE *out, struct ptimer_err *err)
 {
 	json_object *root = json_object_new_object();
 	json_object *timers = json_object_new_array_ext(img->n_timers);
+	json_object *threads = json_object_new_array_ext(img->n_threads ? (int)img->n_threads : 1);
 	const char *s;
 	uint32_t i;
 	int ret = 0;
 
-	if (!root || !timers) {
+	if (!root || !timers || !threads) {
 		json_object_put(root);
 		json_object_put(timers);
+		json_object_put(threads);
 		ptimer_err_set(err, "cannot build JSON for pid %" PRId32 ": out of memory; %s",
 			       img->pid, ptimer_errno_hint(ENOMEM));
 		return -ENOMEM;
@@ -75,6 +90,9 @@ int ptimer_image_to_json(const struct ptimer_image *img, FILE *out, struct ptime
 	for (i = 0; i < img->n_timers; i++)
 		json_object_array_add(timers, timer_to_json(&img->timers[i]));
 	json_object_object_add(root, "timers", timers);
+	for (i = 0; i < img->n_threads; i++)
+		json_object_array_add(threads, thread_to_json(&img->threads[i]));
+	json_object_object_add(root, "threads", threads);
 
 	errno = 0;
 	s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
@@ -303,8 +321,9 @@ static int lex_check(const struct jctx *c)
 
 /* Where a value is, for messages: "key \"pid\"", "timer 3: key \"it_value.nsec\"". */
 struct jwhere {
-	long timer;		/* index in "timers", or -1 */
+	long timer;		/* index in "timers" (or "threads"), or -1 */
 	const char *parent;	/* "it_value" for the keys inside it, or NULL */
+	const char *item;	/* "thread" for "threads", NULL: "timer" */
 };
 
 static void where_str(char *buf, size_t len, const struct jwhere *w, const char *key)
@@ -312,7 +331,7 @@ static void where_str(char *buf, size_t len, const struct jwhere *w, const char 
 	char t[32] = "";
 
 	if (w->timer >= 0)
-		snprintf(t, sizeof(t), "timer %ld: ", w->timer);
+		snprintf(t, sizeof(t), "%s %ld: ", w->item ? w->item : "timer", w->timer);
 	snprintf(buf, len, "%skey \"%s%s%s\"", t, w->parent ? w->parent : "",
 		 w->parent ? "." : "", key);
 }
@@ -543,7 +562,108 @@ static int parse_timers(const struct jctx *c, json_object *v, struct ptimer_imag
 	return 0;
 }
 
-/* Top-level sections; a later "threads" array becomes one more row. */
+static const char *const rseq_keys[] = { "abi_pointer", "abi_size", "signature" };
+static const char *const thread_keys[] = { "tid", "rseq", "slice_ext", "slice_ctrl" };
+
+/* {"tid", "rseq": {"abi_pointer", "abi_size", "signature"}, "slice_ext", "slice_ctrl"} */
+static int parse_thread(const struct jctx *c, const struct jwhere *w, json_object *o,
+			struct ptimer_thread *t)
+{
+	struct jwhere in = { .timer = w->timer, .item = w->item, .parent = "rseq" };
+	json_object *v, *r;
+	const char *s;
+	uint64_t u;
+	int64_t x;
+	int ret;
+
+	ret = check_keys(c, w, o, thread_keys, sizeof(thread_keys[0]), NULL, 4);
+	if (ret)
+		return ret;
+	json_object_object_get_ex(o, "tid", &v);
+	ret = get_integer(c, w, "tid", v, INT32_MIN, INT32_MAX, &x);
+	if (ret)
+		return ret;
+	t->tid = x;
+	json_object_object_get_ex(o, "rseq", &r);
+	ret = expect_object(c, w, "rseq", r);
+	if (!ret)
+		ret = check_keys(c, &in, r, rseq_keys, sizeof(rseq_keys[0]), NULL, 3);
+	if (ret)
+		return ret;
+	json_object_object_get_ex(r, "abi_pointer", &v);
+	ret = get_u64(c, &in, "abi_pointer", v, &u);
+	if (ret)
+		return ret;
+	t->rseq_abi_pointer = u;
+	json_object_object_get_ex(r, "abi_size", &v);
+	ret = get_integer(c, &in, "abi_size", v, 0, UINT32_MAX, &x);
+	if (ret)
+		return ret;
+	t->rseq_abi_size = x;
+	json_object_object_get_ex(r, "signature", &v);
+	ret = get_integer(c, &in, "signature", v, 0, UINT32_MAX, &x);
+	if (ret)
+		return ret;
+	t->rseq_signature = x;
+	json_object_object_get_ex(o, "slice_ext", &v);
+	if (!json_object_is_type(v, json_type_string))
+		return value_error(c, w, "slice_ext", "expected a string (\"enabled\", \"disabled\" "
+				   "or \"unavailable\"), got %s", json_type_to_name(json_object_get_type(v)));
+	s = json_object_get_string(v);
+	for (t->slice_ext = PTIMER_SLICE_EXT_UNAVAILABLE; t->slice_ext <= PTIMER_SLICE_EXT_ENABLED;
+	     t->slice_ext++)
+		if (!strcmp(s, ptimer_slice_ext_name(t->slice_ext)))
+			break;
+	if (t->slice_ext > PTIMER_SLICE_EXT_ENABLED)
+		return value_error(c, w, "slice_ext", "\"%.40s\" is not \"enabled\", \"disabled\" or "
+				   "\"unavailable\"", s);
+	json_object_object_get_ex(o, "slice_ctrl", &v);
+	ret = get_integer(c, w, "slice_ctrl", v, 0, UINT32_MAX, &x);
+	if (ret)
+		return ret;
+	t->slice_ctrl = x;
+	return 0;
+}
+
+static int parse_threads(const struct jctx *c, json_object *v, struct ptimer_image *img)
+{
+	struct jwhere w = { .timer = -1, .item = "thread" };
+	size_t i, n;
+	int ret;
+
+	if (!json_object_is_type(v, json_type_array))
+		return value_error(c, &w, "threads", "expected an array, got %s",
+				   json_type_to_name(json_object_get_type(v)));
+	n = json_object_array_length(v);
+	if (n > PTIMER_IMG_MAX_THREADS)
+		return value_error(c, &w, "threads", "%zu threads exceed the limit %u",
+				   n, PTIMER_IMG_MAX_THREADS);
+	if (!n)
+		return 0;
+	img->threads = calloc(n, sizeof(*img->threads));
+	if (!img->threads) {
+		ptimer_err_set(c->err, "%s: out of memory for %zu threads; %s",
+			       c->path, n, ptimer_errno_hint(ENOMEM));
+		return -ENOMEM;
+	}
+	img->n_threads = n;
+	for (i = 0; i < n; i++) {
+		json_object *t = json_object_array_get_idx(v, i);
+
+		w.timer = i;
+		if (!json_object_is_type(t, json_type_object)) {
+			ptimer_err_set(c->err, "%s: thread %zu: expected an object, got %s; " JSON_FIX,
+				       c->path, i, json_type_to_name(json_object_get_type(t)));
+			return -EINVAL;
+		}
+		ret = parse_thread(c, &w, t, &img->threads[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Top-level sections. */
 struct jsection {
 	const char *key;
 	bool required;
@@ -554,6 +674,7 @@ static const struct jsection top_keys[] = {
 	{ "version", false, parse_version },
 	{ "pid", true, parse_pid },
 	{ "timers", true, parse_timers },
+	{ "threads", false, parse_threads },
 };
 
 #define N_TOP_KEYS	(sizeof(top_keys) / sizeof(top_keys[0]))

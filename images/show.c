@@ -97,6 +97,35 @@ static const char *notify_desc(const struct ptimer_timer *t, char *buf, size_t l
 	return buf;
 }
 
+const char *ptimer_slice_ext_name(uint32_t slice_ext)
+{
+	switch (slice_ext) {
+	case PTIMER_SLICE_EXT_UNAVAILABLE:
+		return "unavailable";
+	case PTIMER_SLICE_EXT_DISABLED:
+		return "disabled";
+	case PTIMER_SLICE_EXT_ENABLED:
+		return "enabled";
+	}
+	return "unknown";
+}
+
+static void show_threads(const struct ptimer_image *img, FILE *out)
+{
+	uint32_t i;
+
+	fprintf(out, "%" PRIu32 " thread%s:\n%10s  %-18s  %8s  %-10s  %-11s  %s\n", img->n_threads,
+		img->n_threads == 1 ? "" : "s", "TID", "RSEQ", "SIZE", "SIGNATURE", "SLICE_EXT",
+		"SLICE_CTRL");
+	for (i = 0; i < img->n_threads; i++) {
+		const struct ptimer_thread *t = &img->threads[i];
+
+		fprintf(out, "%10" PRId32 "  0x%016" PRIx64 "  %8" PRIu32 "  0x%08" PRIx32 "  %-11s  0x%08"
+			PRIx32 "\n", t->tid, t->rseq_abi_pointer, t->rseq_abi_size, t->rseq_signature,
+			ptimer_slice_ext_name(t->slice_ext), t->slice_ctrl);
+	}
+}
+
 static const char *ts_str(const struct ptimer_ts *ts, char *buf, size_t len)
 {
 	snprintf(buf, len, "%" PRId64 ".%09" PRId64, ts->sec, ts->nsec);
@@ -109,6 +138,8 @@ void ptimer_image_show(const struct ptimer_image *img, FILE *out)
 
 	fprintf(out, "pid %" PRId32 ": %" PRIu32 " timer%s (image version %" PRIu32 ")\n",
 		img->pid, img->n_timers, img->n_timers == 1 ? "" : "s", img->version);
+	if (img->n_threads)
+		show_threads(img, out);
 	if (!img->n_timers)
 		return;
 	fprintf(out, "%10s  %-30s  %-32s  %-18s  %-21s  %-21s  %s\n", "ID", "CLOCK", "NOTIFY",

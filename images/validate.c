@@ -195,6 +195,98 @@ static int check_unique_ids(const struct ptimer_image *img, const char *what,
 	return ret;
 }
 
+/* One thread's rseq state, as the dump can have seen it (struct rseq, uapi/linux/rseq.h). */
+static int check_thread(const struct ptimer_thread *t, uint32_t i, const char *what,
+			struct ptimer_err *err)
+{
+	if (t->tid <= 0) {
+		ptimer_err_set(err, "%s: thread %" PRIu32 ": tid %" PRId32 " must be > 0", what, i, t->tid);
+		return -EINVAL;
+	}
+	if (t->rseq_abi_size == 0 && (t->rseq_abi_pointer || t->rseq_signature)) {
+		ptimer_err_set(err, "%s: thread %" PRIu32 " (tid %" PRId32 "): rseq abi_size 0 (no "
+			       "registration) but abi_pointer 0x%" PRIx64 " / signature 0x%" PRIx32,
+			       what, i, t->tid, t->rseq_abi_pointer, t->rseq_signature);
+		return -EINVAL;
+	}
+	if (t->rseq_abi_size &&
+	    (t->rseq_abi_size < PTIMER_RSEQ_MIN_SIZE || t->rseq_abi_size > PTIMER_RSEQ_MAX_SIZE)) {
+		ptimer_err_set(err, "%s: thread %" PRIu32 " (tid %" PRId32 "): rseq abi_size %" PRIu32
+			       " must be 0 or %u..%u", what, i, t->tid, t->rseq_abi_size,
+			       PTIMER_RSEQ_MIN_SIZE, PTIMER_RSEQ_MAX_SIZE);
+		return -EINVAL;
+	}
+	if (t->rseq_abi_size && !t->rseq_abi_pointer) {
+		ptimer_err_set(err, "%s: thread %" PRIu32 " (tid %" PRId32 "): rseq abi_pointer 0 with "
+			       "abi_size %" PRIu32, what, i, t->tid, t->rseq_abi_size);
+		return -EINVAL;
+	}
+	if (t->slice_ext > PTIMER_SLICE_EXT_ENABLED) {
+		ptimer_err_set(err, "%s: thread %" PRIu32 " (tid %" PRId32 "): slice_ext %" PRIu32
+			       " unknown (0 unavailable, 1 disabled, 2 enabled)", what, i, t->tid, t->slice_ext);
+		return -EINVAL;
+	}
+	if (t->slice_ext == PTIMER_SLICE_EXT_ENABLED && !t->rseq_abi_size) {
+		ptimer_err_set(err, "%s: thread %" PRIu32 " (tid %" PRId32 "): slice_ext enabled without "
+			       "an rseq registration (the kernel answers ENXIO then)", what, i, t->tid);
+		return -EINVAL;
+	}
+	if (t->slice_ctrl && t->rseq_abi_size < PTIMER_RSEQ_SLICE_CTRL_END) {
+		ptimer_err_set(err, "%s: thread %" PRIu32 " (tid %" PRId32 "): slice_ctrl 0x%" PRIx32
+			       " but rseq abi_size %" PRIu32 " does not reach offset %u", what, i, t->tid,
+			       t->slice_ctrl, t->rseq_abi_size, PTIMER_RSEQ_SLICE_CTRL_OFF);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int check_threads(const struct ptimer_image *img, const char *what, struct ptimer_err *err)
+{
+	int32_t *tids;
+	uint32_t i;
+	int ret = 0;
+
+	if (img->n_threads > PTIMER_IMG_MAX_THREADS) {
+		ptimer_err_set(err, "%s: %" PRIu32 " threads exceed the limit %u", what, img->n_threads,
+			       PTIMER_IMG_MAX_THREADS);
+		return -EINVAL;
+	}
+	if (img->n_threads && !img->threads) {
+		ptimer_err_set(err, "%s: n_threads %" PRIu32 " but no thread array", what, img->n_threads);
+		return -EINVAL;
+	}
+	for (i = 0; i < img->n_threads; i++) {
+		ret = check_thread(&img->threads[i], i, what, err);
+		if (ret)
+			return ret;
+	}
+	if (img->n_threads < 2)
+		return 0;
+	tids = malloc(sizeof(*tids) * img->n_threads);
+	if (!tids) {
+		ptimer_err_set(err, "%s: out of memory", what);
+		return -ENOMEM;
+	}
+	for (i = 0; i < img->n_threads; i++)
+		tids[i] = img->threads[i].tid;
+	qsort(tids, img->n_threads, sizeof(*tids), cmp_i32);
+	for (i = 1; i < img->n_threads && !ret; i++) {
+		if (tids[i] == tids[i - 1]) {
+			ptimer_err_set(err, "%s: tid %" PRId32 " appears twice in threads", what, tids[i]);
+			ret = -EINVAL;
+		}
+	}
+	free(tids);
+	return ret;
+}
+
 int ptimer_image_validate(const struct ptimer_image *img, const char *what, struct ptimer_err *err)
 {
 	uint32_t i;
@@ -225,5 +317,8 @@ int ptimer_image_validate(const struct ptimer_image *img, const char *what, stru
 		if (ret)
 			return ret;
 	}
+	ret = check_threads(img, what, err);
+	if (ret)
+		return ret;
 	return check_unique_ids(img, what, err);
 }

@@ -194,6 +194,8 @@ static void sample_image(struct ptimer_image *img, struct ptimer_timer *t)
 	img->criu_mode = PTIMER_CRIU_NONE;
 	img->n_timers = N_SAMPLE;
 	img->timers = t;
+	img->n_threads = 0;
+	img->threads = NULL;
 }
 
 /* The first field where a and b differ, or NULL. */
@@ -774,8 +776,8 @@ static void test_json(void)
 	if (!ret)
 		ptimer_image_free(&got);
 
-	json_bad(dir, "json: top-level \"threads\" refused for now", "\"pid\"",
-		 "\"threads\": [], \"pid\"", "bad.json: key \"threads\": unknown key", "fix the JSON");
+	json_bad(dir, "json: top-level \"threads\" not an array refused", "\"pid\"",
+		 "\"threads\": {}, \"pid\"", "bad.json: key \"threads\": expected an array", "fix the JSON");
 	json_bad(dir, "json: unknown timer key refused", "\"overrun\"", "\"color\": 1, \"overrun\"",
 		 "bad.json: timer 0: key \"color\": unknown key", NULL);
 	json_bad(dir, "json: unknown key in it_value refused", "\"nsec\": 2", "\"nsec\": 2, \"usec\": 0",
@@ -953,6 +955,154 @@ static void test_show(void)
 	free(out);
 }
 
+/* ---- per-thread rseq state (PtimerHead.threads) ------------------------------------ */
+
+static const char json_thr[] =
+	"{ \"pid\": 42, \"timers\": [], \"threads\": [\n"
+	"  { \"tid\": 42, \"rseq\": { \"abi_pointer\": 140737354125504, \"abi_size\": 32,"
+	" \"signature\": 1392268563 },\n"
+	"    \"slice_ext\": \"enabled\", \"slice_ctrl\": 257 },\n"
+	"  { \"tid\": 43, \"rseq\": { \"abi_pointer\": 0, \"abi_size\": 0, \"signature\": 0 },\n"
+	"    \"slice_ext\": \"unavailable\", \"slice_ctrl\": 0 }\n"
+	"] }\n";
+
+static void thr_bad(const char *dir, const char *name, const char *from, const char *to,
+		    const char *s1)
+{
+	struct ptimer_image got = { 0 };
+	struct ptimer_err err = { "" };
+	char path[256], text[2048];
+	const char *p = strstr(json_thr, from);
+	int ret;
+
+	if (!p) {
+		FAIL(name, "\"%s\" not in the template", from);
+		return;
+	}
+	snprintf(text, sizeof(text), "%.*s%s%s", (int)(p - json_thr), json_thr, to, p + strlen(from));
+	snprintf(path, sizeof(path), "%s/bad-thr.json", dir);
+	write_text(path, text);
+	ret = ptimer_image_from_json(path, &got, &err);
+	expect_err(name, ret, -EINVAL, &err, s1, NULL);
+	if (!ret)
+		ptimer_image_free(&got);
+}
+
+static void test_threads(void)
+{
+	struct ptimer_timer t[N_SAMPLE];
+	struct ptimer_thread th[3] = {
+		{ .tid = 123, .rseq_abi_pointer = 0x7f0000001000ull, .rseq_abi_size = 32,
+		  .rseq_signature = 0x53053053, .slice_ext = PTIMER_SLICE_EXT_ENABLED, .slice_ctrl = 0x101 },
+		{ .tid = 124, .rseq_abi_pointer = 0x7f0000002000ull, .rseq_abi_size = 20,
+		  .rseq_signature = 0x53053053, .slice_ext = PTIMER_SLICE_EXT_DISABLED },
+		{ .tid = 125, .slice_ext = PTIMER_SLICE_EXT_UNAVAILABLE },
+	};
+	struct ptimer_image img = { 0 }, got = { 0 };
+	struct ptimer_thread *many;
+	struct ptimer_err err = { "" };
+	char dir[256], path[300], out[300];
+	FILE *f;
+	int ret;
+
+	scratch_dir("threads", dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/ptimers-123.img", dir);
+	sample_image(&img, t);
+	img.n_threads = 3;
+	img.threads = th;
+	ret = ptimer_image_write(path, &img, &err);
+	if (!ret)
+		ret = ptimer_image_read(path, &got, &err);
+	CHECK("threads: binary round trip", ret == 0 && got.n_threads == 3 &&
+	      !memcmp(got.threads, th, sizeof(th)) && got.n_timers == N_SAMPLE, "ret %d: %s", ret, err.msg);
+	ptimer_image_free(&got);
+
+	/* JSON out and back in */
+	snprintf(out, sizeof(out), "%s/img.json", dir);
+	f = fopen(out, "w");
+	ret = f ? ptimer_image_to_json(&img, f, &err) : -errno;
+	if (f)
+		fclose(f);
+	if (!ret)
+		ret = ptimer_image_from_json(out, &got, &err);
+	CHECK("threads: JSON round trip", ret == 0 && got.n_threads == 3 &&
+	      !memcmp(got.threads, th, sizeof(th)), "ret %d: %s", ret, err.msg);
+	ptimer_image_free(&got);
+	{
+		size_t n;
+		char *s = (char *)read_bytes(out, &n);
+
+		CHECK("threads: JSON names slice_ext and rseq keys", s && strstr(s, "\"slice_ext\": \"enabled\"") &&
+		      strstr(s, "\"abi_pointer\": 139637976731648") && strstr(s, "\"abi_size\": 20") &&
+		      strstr(s, "\"slice_ext\": \"unavailable\"") && strstr(s, "\"slice_ctrl\": 257"),
+		      "%s", s ? s : "(unreadable)");
+		free(s);
+	}
+
+	/* hand-written */
+	snprintf(out, sizeof(out), "%s/thr.json", dir);
+	write_text(out, json_thr);
+	ret = ptimer_image_from_json(out, &got, &err);
+	CHECK("threads: hand-written JSON", ret == 0 && got.n_threads == 2 && got.threads[0].tid == 42 &&
+	      got.threads[0].rseq_abi_pointer == 140737354125504ull && got.threads[0].rseq_abi_size == 32 &&
+	      got.threads[0].rseq_signature == 1392268563u &&
+	      got.threads[0].slice_ext == PTIMER_SLICE_EXT_ENABLED && got.threads[0].slice_ctrl == 257 &&
+	      got.threads[1].slice_ext == PTIMER_SLICE_EXT_UNAVAILABLE, "ret %d: %s", ret, err.msg);
+	ptimer_image_free(&got);
+
+	thr_bad(dir, "threads: tid 0 refused", "\"tid\": 43", "\"tid\": 0", "thread 1: tid 0 must be > 0");
+	thr_bad(dir, "threads: duplicate tid refused", "\"tid\": 43", "\"tid\": 42",
+		"tid 42 appears twice in threads");
+	thr_bad(dir, "threads: abi_size 16 refused", "\"abi_size\": 32", "\"abi_size\": 16",
+		"rseq abi_size 16 must be 0 or 20..4096");
+	thr_bad(dir, "threads: slice_ext \"on\" refused", "\"enabled\"", "\"on\"",
+		"thread 0: key \"slice_ext\": \"on\" is not");
+	thr_bad(dir, "threads: slice_ext integer refused", "\"enabled\"", "2",
+		"key \"slice_ext\": expected a string");
+	thr_bad(dir, "threads: enabled without rseq refused", "\"unavailable\"", "\"enabled\"",
+		"slice_ext enabled without an rseq registration");
+	thr_bad(dir, "threads: slice_ctrl beyond abi_size refused", "\"abi_size\": 32", "\"abi_size\": 20",
+		"slice_ctrl 0x101 but rseq abi_size 20");
+	thr_bad(dir, "threads: missing slice_ctrl refused", ", \"slice_ctrl\": 0", "",
+		"thread 1: key \"slice_ctrl\": missing");
+	thr_bad(dir, "threads: unknown rseq key refused", "\"signature\": 0 }", "\"signature\": 0, \"flags\": 0 }",
+		"thread 1: key \"rseq.flags\": unknown key");
+	thr_bad(dir, "threads: pointer without size refused", "\"abi_pointer\": 0,", "\"abi_pointer\": 4096,",
+		"rseq abi_size 0 (no registration) but abi_pointer 0x1000");
+	thr_bad(dir, "threads: signature 2^32 refused", "\"signature\": 0 }", "\"signature\": 4294967296 }",
+		"key \"rseq.signature\": 4294967296 out of range");
+
+	/* A head with many threads is larger than one timer entry may be. */
+	many = calloc(5000, sizeof(*many));
+	for (int i = 0; many && i < 5000; i++) {
+		many[i].tid = 1000 + i;
+		many[i].rseq_abi_pointer = 0x7f0000000000ull + (uint64_t)i * 4096;
+		many[i].rseq_abi_size = 32;
+		many[i].rseq_signature = 0x53053053;
+		many[i].slice_ext = PTIMER_SLICE_EXT_DISABLED;
+	}
+	img.n_threads = 5000;
+	img.threads = many;
+	ret = many ? ptimer_image_write(path, &img, &err) : -ENOMEM;
+	if (!ret)
+		ret = ptimer_image_read(path, &got, &err);
+	CHECK("threads: 5000 threads (head > PTIMER_IMG_MAX_ENTRY) round trip", ret == 0 &&
+	      got.n_threads == 5000 && got.threads[4999].tid == 5999 &&
+	      got.threads[4999].rseq_abi_pointer == 0x7f0000000000ull + 4999ull * 4096, "ret %d: %s", ret, err.msg);
+	ptimer_image_free(&got);
+	free(many);
+
+	/* An image without threads reads as none; JSON shows an empty array. */
+	img.n_threads = 0;
+	img.threads = NULL;
+	ret = ptimer_image_write(path, &img, &err);
+	if (!ret)
+		ret = ptimer_image_read(path, &got, &err);
+	CHECK("threads: image without threads reads n_threads 0", ret == 0 && got.n_threads == 0 &&
+	      got.threads == NULL, "ret %d: %s", ret, err.msg);
+	ptimer_image_free(&got);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/ptimer-test-image-XXXXXX";
@@ -971,6 +1121,7 @@ int main(void)
 	test_write_failures();
 	test_validate();
 	test_json();
+	test_threads();
 	test_find();
 	test_names();
 	test_show();
