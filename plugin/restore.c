@@ -503,7 +503,17 @@ static int verify_timing(const struct ptimer_task *t, const struct ptimer_timer 
 	for (uint32_t i = 0; i < n && !ret; i++) {
 		const struct ptimer_ts *wv = &w[i].it_value, *gv = &got[i].it_value;
 		bool w_armed = wv->sec || wv->nsec, g_armed = gv->sec || gv->nsec;
-		bool later = gv->sec > wv->sec || (gv->sec == wv->sec && gv->nsec > wv->nsec);
+		/*
+		 * Not later than dumped; a periodic timer may have expired since it
+		 * was armed and reloaded from its interval, so up to that is fine.
+		 */
+		const struct ptimer_ts *lim = wv;
+		bool later;
+
+		if (w[i].it_interval.sec > wv->sec ||
+		    (w[i].it_interval.sec == wv->sec && w[i].it_interval.nsec > wv->nsec))
+			lim = &w[i].it_interval;
+		later = gv->sec > lim->sec || (gv->sec == lim->sec && gv->nsec > lim->nsec);
 
 		/* A disarmed timer reads back with it_interval 0 (posix-timers.c). */
 		if (w_armed && (got[i].it_interval.sec != w[i].it_interval.sec ||
