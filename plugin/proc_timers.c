@@ -286,6 +286,23 @@ pid_t ptimer_proc_nspid(pid_t pid, pid_t tid)
 	return last;
 }
 
+pid_t ptimer_proc_tgid(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 static int cmp_pid(const void *a, const void *b)
 {
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;

@@ -62,6 +62,10 @@ int ptimer_proc_read_timers(pid_t pid, struct ptimer_timer **out, uint32_t *n,
  */
 pid_t ptimer_proc_nspid(pid_t pid, pid_t tid);
 
+/* ptimer_proc_tgid - the process (Tgid: of /proc/<tid>/status) that host
+ * thread tid belongs to; -ENOENT when it is gone. */
+pid_t ptimer_proc_tgid(pid_t tid);
+
 /*
  * ptimer_proc_threads - the host tids of pid's threads (/proc/<pid>/task),
  * leader first.  *tids malloc'ed.  Returns the count (>= 1) or -errno.

@@ -41,24 +41,6 @@ static char proc_state(pid_t pid)
 	return p && p[1] == ' ' ? p[2] : 0;
 }
 
-/* Tgid: from /proc/PID/status, or -1. */
-static pid_t proc_tgid(pid_t pid)
-{
-	char path[64], line[128];
-	pid_t tgid = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
-}
-
 /* PF_KTHREAD (0x00200000) in the flags field of /proc/PID/stat. */
 static bool proc_is_kthread(pid_t pid)
 {
@@ -237,9 +219,9 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 	if (st == 'T')
 		return ptimer_errf(err, EAGAIN, "process %d is stopped (state T, SIGSTOP or SIGTSTP): code cannot "
 				   "run in it; resume it with kill -CONT %d, then stop it again afterwards", pid, pid);
-	if (proc_tgid(pid) != pid)
+	if (ptimer_proc_tgid(pid) != pid)
 		return ptimer_errf(err, EINVAL, "%d is a thread of process %d, not a process: pass -t %d", pid,
-				   proc_tgid(pid), proc_tgid(pid));
+				   ptimer_proc_tgid(pid), ptimer_proc_tgid(pid));
 	if (proc_is_kthread(pid))
 		return ptimer_errf(err, EINVAL, "process %d is a kernel thread: it has no POSIX timers to dump "
 				   "or restore", pid);

@@ -139,23 +139,6 @@ static void compel_log(unsigned int lvl, const char *fmt, va_list ap)
 	}
 }
 
-static pid_t proc_tgid(pid_t tid)
-{
-	char path[64], line[128];
-	pid_t tgid = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
-}
-
 /* First executable mapping of tid: where compel pokes its syscall insn. */
 static unsigned long exec_area(pid_t tid)
 {
@@ -243,7 +226,7 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	if (!b)
 		return ptimer_errf(err, ENOMEM, "out of memory");
 	b->tid = tid;
-	b->tgid = proc_tgid(tid);
+	b->tgid = ptimer_proc_tgid(tid);
 	b->n_timers = n_timers;
 	b->n_occupied = n_occupied;
 	b->code_size = PAGE_ALIGN(blob_len);
