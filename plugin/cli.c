@@ -80,7 +80,8 @@ static int parse_opts(int argc, char **argv, struct cli *c)
 {
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "t:D:i:o:vqh", long_opts, NULL)) != -1) {
+	opterr = 0;	/* one line of our own instead of getopt's */
+	while ((opt = getopt_long(argc, argv, ":t:D:i:o:vqh", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 't':
 			if (!(c->pid = parse_pid(optarg)))
@@ -147,8 +148,10 @@ static int parse_opts(int argc, char **argv, struct cli *c)
 		case 'h':
 			fputs(usage, stdout);
 			exit(0);
+		case ':':
+			return bad_usage("%s needs a value", argv[optind - 1]);
 		default:
-			return bad_usage("%s", "unknown option");
+			return bad_usage("unknown option %s", argv[optind - 1]);
 		}
 	}
 	c->ropt.tid_map = c->map;

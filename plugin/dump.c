@@ -149,7 +149,10 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, st
 	img->pid = t->vpid;
 	img->n_timers = n;
 	img->timers = timers;
-	return 0;
+	ret = ptimer_dump_threads(t, NULL, img, err);
+	if (ret)
+		ptimer_image_free(img);
+	return ret;
 }
 
 int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, struct ptimer_err *err)
@@ -160,8 +163,8 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 	int ret;
 
 	if (access(dir, W_OK | X_OK))
-		return ptimer_errf(err, errno, "image directory %s: %s; create it or pass another -D", dir,
-				   strerror(errno));
+		return ptimer_errf(err, errno, "image directory %s: %s; %s", dir, strerror(errno),
+				   errno == ENOENT ? "create it or pass another -D" : "pass a writable -D");
 	ret = ptimer_task_seize(&t, pid, err);
 	if (ret)
 		return ret;
