@@ -103,6 +103,11 @@ E2E_PROGS  := $(patsubst test/e2e/%.c,$(B)/test/%,$(wildcard test/e2e/*.c))
 $(B)/test/test_algo: test/unit/test_algo.c test/unit/simkernel.c restorer/algo.c restorer/abi.h restorer/sys.h test/unit/simkernel.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DPTIMER_SIMKERNEL -o $@ test/unit/test_algo.c test/unit/simkernel.c restorer/algo.c
+# The rseq host side against the simulated kernel, through the real blob code.
+$(B)/test/test_rseq: test/unit/test_rseq.c test/unit/simkernel.c restorer/algo.c $(LIB_OBJS) test/unit/simkernel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DPTIMER_SIMKERNEL -o $@ test/unit/test_rseq.c test/unit/simkernel.c restorer/algo.c \
+		$(LIB_OBJS) $(LDLIBS)
 $(B)/test/test_%: test/unit/test_%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

@@ -19,6 +19,7 @@ static const char usage[] =
 	"usage: ptimer dump -t PID -D DIR [--strict]\n"
 	"       ptimer restore -t PID -D DIR [--image-pid N] [--tid-map OLD=NEW]...\n"
 	"                      [--mode auto|exact|linear] [--allow-wrap] [--verify] [-q|-v]\n"
+	"                      [--rseq-slice auto|require|off]\n"
 	"       ptimer show FILE|DIR [--json]\n"
 	"       ptimer encode -i JSON -o IMG\n"
 	"       ptimer check\n";
@@ -50,7 +51,8 @@ static pid_t parse_pid(const char *s)
 	return (pid_t)v;
 }
 
-enum { OPT_IMAGE_PID = 256, OPT_TID_MAP, OPT_MODE, OPT_ALLOW_WRAP, OPT_JSON, OPT_STRICT, OPT_VERIFY };
+enum { OPT_IMAGE_PID = 256, OPT_TID_MAP, OPT_MODE, OPT_ALLOW_WRAP, OPT_JSON, OPT_STRICT, OPT_VERIFY,
+       OPT_RSEQ_SLICE };
 
 static const struct option long_opts[] = {
 	{ "tree", required_argument, NULL, 't' },
@@ -62,6 +64,7 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "strict", no_argument, NULL, OPT_STRICT },
 	{ "verify", no_argument, NULL, OPT_VERIFY },
+	{ "rseq-slice", required_argument, NULL, OPT_RSEQ_SLICE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -138,6 +141,10 @@ static int parse_opts(int argc, char **argv, struct cli *c)
 			break;
 		case OPT_VERIFY:
 			c->ropt.verify = true;
+			break;
+		case OPT_RSEQ_SLICE:
+			if (ptimer_slice_rseq_slice_parse(optarg, &c->ropt.rseq_slice))
+				return bad_usage("--rseq-slice %s: expected auto, require or off", optarg);
 			break;
 		case 'v':
 			ptimer_verbosity = PTIMER_LOG_DEBUG;

@@ -195,6 +195,7 @@ static int ptimer_plugin_resume_late(int pid)
 	struct ptimer_err err;
 	char dir[64], path[4096];
 	const char *m = getenv("PTIMER_RESTORE_MODE");
+	const char *rs = getenv("PTIMER_RSEQ_SLICE");
 	pid_t vpid = ptimer_proc_nspid(pid, pid);
 	int ret;
 
@@ -210,6 +211,11 @@ static int ptimer_plugin_resume_late(int pid)
 		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): no ptimers-%d.img, nothing to do", pid, vpid, vpid);
 		return 0;
 	}
+	if (rs && ptimer_slice_rseq_slice_parse(rs, &o.rseq_slice)) {
+		ptimer_log(PTIMER_LOG_ERROR, "PTIMER_RSEQ_SLICE=%s: expected auto, require or off", rs);
+		kill(pid, SIGKILL);
+		return -1;
+	}
 	if (m && !strcmp(m, "linear"))
 		o.mode = PTIMER_RESTORE_LINEAR;
 	else if (m && !strcmp(m, "exact"))
@@ -221,6 +227,8 @@ static int ptimer_plugin_resume_late(int pid)
 	if (!ret) {
 		if (img.criu_mode == PTIMER_CRIU_NATIVE) {
 			ret = ptimer_verify_task(&t, &img, &o, &err);
+			if (!ret)
+				ret = ptimer_restore_slice_task(&t, &img, &o, &err);
 			if (!ret)
 				ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): the %u timers criu restored match "
 					   "the image", pid, vpid, img.n_timers);

@@ -39,13 +39,7 @@ static int cmp_i32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/*
- * An image tid (the dumped process's own namespace) to the target's own
- * namespace view: the image pid is the target; --tid-map names host tids;
- * otherwise the same number must be a thread of the target (criu restores
- * tids as they were).  Returns the target vtid, or 0.
- */
-static pid_t map_tid(const struct ptimer_task *t, const struct ptimer_image *img,
+pid_t ptimer_map_tid(const struct ptimer_task *t, const struct ptimer_image *img,
 		     const struct ptimer_restore_opts *o, pid_t tid)
 {
 	if (tid == img->pid)
@@ -75,7 +69,7 @@ static int map_timers(const struct ptimer_task *t, const struct ptimer_image *im
 		struct ptimer_timer *tm = &w[i];
 
 		if (tm->clock_id < 0 && ~(tm->clock_id >> 3)) {
-			pid_t from = ~(tm->clock_id >> 3), to = map_tid(t, img, o, from);
+			pid_t from = ~(tm->clock_id >> 3), to = ptimer_map_tid(t, img, o, from);
 
 			if (!to) {
 				int32_t id = tm->timer_id;
@@ -91,7 +85,7 @@ static int map_timers(const struct ptimer_task *t, const struct ptimer_image *im
 			tm->notify_tid = t->vpid;
 			continue;
 		}
-		pid_t to = map_tid(t, img, o, tm->notify_tid);
+		pid_t to = ptimer_map_tid(t, img, o, tm->notify_tid);
 
 		if (!to) {
 			int32_t id = tm->timer_id, tid = tm->notify_tid;
@@ -398,7 +392,9 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 	int32_t *occ = NULL;
 	uint32_t n = img->n_timers, n_occ = 0;
 	uint64_t t0 = ptimer_now_ns(), t1, pairs = 0;
-	int ret, r;
+	enum ptimer_rseq_slice slice_mode = o ? o->rseq_slice : PTIMER_RSEQ_SLICE_AUTO;
+	struct ptimer_slice_target *sv = NULL;
+	int ret, r, n_sv = 0;
 
 	if (st)
 		memset(st, 0, sizeof(*st));
@@ -406,6 +402,15 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 	if (ret)
 		return ret;
 	ret = read_occupied(t, w, n, &occ, &n_occ, err);
+	if (ret)
+		goto out;
+	/* rseq slice extension: every check (require) before any change */
+	if (slice_mode != PTIMER_RSEQ_SLICE_OFF)
+		ret = ptimer_slice_targets(t, img, o, &sv, &n_sv, err);
+	if (!ret)
+		ret = ptimer_slice_prepare(t->pid, sv, n_sv, slice_mode, NULL, err);
+	if (!ret)
+		ret = ptimer_slice_apply(t->pid, sv, n_sv, slice_mode, NULL, err);
 	if (ret || n == 0)
 		goto out;
 
@@ -482,10 +487,33 @@ out_close:
 	if (!ret)
 		ret = r;
 out:
+	if (ret)
+		ptimer_slice_undo(t->pid, sv, n_sv, NULL);
 	if (st)
 		st->ns_total = ptimer_now_ns() - t0;
+	free(sv);
 	free(w);
 	free(occ);
+	return ret;
+}
+
+int ptimer_restore_slice_task(struct ptimer_task *t, const struct ptimer_image *img,
+			      const struct ptimer_restore_opts *o, struct ptimer_err *err)
+{
+	enum ptimer_rseq_slice mode = o ? o->rseq_slice : PTIMER_RSEQ_SLICE_AUTO;
+	struct ptimer_slice_target *sv = NULL;
+	int n_sv = 0, ret = 0;
+
+	if (mode == PTIMER_RSEQ_SLICE_OFF)
+		return 0;
+	ret = ptimer_slice_targets(t, img, o, &sv, &n_sv, err);
+	if (!ret)
+		ret = ptimer_slice_prepare(t->pid, sv, n_sv, mode, NULL, err);
+	if (!ret)
+		ret = ptimer_slice_apply(t->pid, sv, n_sv, mode, NULL, err);
+	if (ret)
+		ptimer_slice_undo(t->pid, sv, n_sv, NULL);
+	free(sv);
 	return ret;
 }
 

@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#define PTIMER_ABI_VERSION	1u
+#define PTIMER_ABI_VERSION	2u
 #define PTIMER_BLOB_STACK	(64u * 1024u)
 #define PTIMER_ID_MAX		0x7fffffff	/* timer IDs are 0..INT_MAX */
 
@@ -35,6 +35,17 @@
 #define PTIMER_PR_TIMER_CREATE_RESTORE_IDS_OFF	0
 #define PTIMER_PR_TIMER_CREATE_RESTORE_IDS_ON	1
 #define PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET	2
+
+/*
+ * uapi/linux/prctl.h (Linux 7.0+): rseq time-slice extension, per thread.
+ * GET returns PR_RSEQ_SLICE_EXT_ENABLE or 0; SET takes 0 or ENABLE in arg3.
+ * Errors: -EINVAL (kernel without it, bad args), -ENOTSUPP 524 (built but
+ * disabled), -ENXIO (no rseq area registered for the thread).
+ */
+#define PTIMER_PR_RSEQ_SLICE_EXTENSION		79
+#define PTIMER_PR_RSEQ_SLICE_EXTENSION_GET	1
+#define PTIMER_PR_RSEQ_SLICE_EXTENSION_SET	2
+#define PTIMER_PR_RSEQ_SLICE_EXT_ENABLE		0x1
 
 /* Same layout as struct __kernel_timespec on 64-bit: s and ns. */
 struct ptimer_ts {
@@ -64,6 +75,18 @@ enum ptimer_op {
 	PTIMER_OP_GETTIME = 2,	/* fill it_value/it_interval/overrun of timers[] */
 	PTIMER_OP_RESTORE = 3,	/* create timers[] with their IDs, arm them */
 	PTIMER_OP_ROLLBACK = 4,	/* delete timers[0..n_created) */
+	PTIMER_OP_SLICE = 5,	/* rseq slice extension prctl in this thread,
+				   as slice_how says */
+};
+
+/* PTIMER_OP_SLICE: what to do in the thread the blob runs in. */
+enum ptimer_slice_how {
+	PTIMER_SLICE_GET = 1,	/* slice_get = GET */
+	PTIMER_SLICE_PROBE = 2,	/* slice_get = GET; if that worked, slice_set =
+				   SET(slice_get): proves SET works here without
+				   changing the thread's state */
+	PTIMER_SLICE_SET = 3,	/* slice_set = SET(slice_arg), then slice_get =
+				   GET to confirm */
 };
 
 enum ptimer_mode {
@@ -108,6 +131,12 @@ struct ptimer_blob_args {
 	int32_t prctl_get;	/* PROBE: prctl GET result (0/1) or -errno */
 	int32_t probe_id;	/* PROBE in linear mode: ID the probe timer got */
 	int32_t prctl_off;	/* RESTORE exact: result of the final OFF */
+
+	/* SLICE (in: slice_how, slice_arg; out: slice_get, slice_set) */
+	uint32_t slice_how;	/* enum ptimer_slice_how */
+	uint32_t slice_arg;	/* SET's arg3: 0 or PR_RSEQ_SLICE_EXT_ENABLE */
+	int32_t slice_get;	/* GET's answer (0/1) or -errno */
+	int32_t slice_set;	/* SET's answer (0) or -errno; 1 when not run */
 	uint32_t pad;
 };
 

@@ -540,6 +540,31 @@ static long op_rollback(struct ptimer_blob_args *a)
 	return 0;
 }
 
+static long slice_prctl(unsigned long how, unsigned long arg)
+{
+	return sys_prctl(PTIMER_PR_RSEQ_SLICE_EXTENSION, how, arg, 0, 0);
+}
+
+/*
+ * SLICE: prctl(PR_RSEQ_SLICE_EXTENSION) in the calling thread, which is the
+ * only way to read or set it (per thread, no pid argument).  The kernel's
+ * answers land in slice_get/slice_set; the op itself always succeeds.
+ */
+static long op_slice(struct ptimer_blob_args *a)
+{
+	a->slice_set = 1;
+	if (a->slice_how == PTIMER_SLICE_SET) {
+		a->slice_set = (int32_t)slice_prctl(PTIMER_PR_RSEQ_SLICE_EXTENSION_SET, a->slice_arg);
+		a->slice_get = (int32_t)slice_prctl(PTIMER_PR_RSEQ_SLICE_EXTENSION_GET, 0);
+		return 0;
+	}
+	a->slice_get = (int32_t)slice_prctl(PTIMER_PR_RSEQ_SLICE_EXTENSION_GET, 0);
+	if (a->slice_how == PTIMER_SLICE_PROBE && a->slice_get >= 0)
+		a->slice_set = (int32_t)slice_prctl(PTIMER_PR_RSEQ_SLICE_EXTENSION_SET,
+						    (unsigned long)a->slice_get);
+	return 0;
+}
+
 long ptimer_blob_main(struct ptimer_blob_args *a)
 {
 	long ret;
@@ -559,6 +584,8 @@ long ptimer_blob_main(struct ptimer_blob_args *a)
 		ret = op_restore(a);
 	else if (a->op == PTIMER_OP_ROLLBACK)
 		ret = op_rollback(a);
+	else if (a->op == PTIMER_OP_SLICE)
+		ret = op_slice(a);
 	else
 		ret = -PTIMER_EINVAL;
 out:

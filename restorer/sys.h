@@ -27,6 +27,8 @@
 #define PTIMER_EBUSY	16
 #define PTIMER_EINVAL	22
 #define PTIMER_EOPNOTSUPP 95
+#define PTIMER_ENXIO	6
+#define PTIMER_ENOTSUPP	524	/* kernel-internal, include/linux/errno.h */
 
 /* uapi/linux/time.h */
 #define PTIMER_CLOCK_REALTIME	0

@@ -319,10 +319,57 @@ long sys_timer_delete(int32_t timer_id)
 }
 
 /* Only PR_TIMER_CREATE_RESTORE_IDS (kernel/sys.c, posixtimer_create_prctl()). */
+struct simk_thread *simk_thread(int32_t tid)
+{
+	for (int i = 0; i < simk.n_threads; i++)
+		if (simk.threads[i].tid == tid)
+			return &simk.threads[i];
+	if (simk.n_threads == 8)
+		return NULL;
+	simk.threads[simk.n_threads].tid = tid;
+	return &simk.threads[simk.n_threads++];
+}
+
+/*
+ * PR_RSEQ_SLICE_EXTENSION in thread cur_tid, after kernel/rseq.c
+ * rseq_slice_extension_prctl() (Linux 7.0): unknown option -EINVAL; arg4/5
+ * and unknown arg3 bits -EINVAL; SET needs the feature (-ENOTSUPP) and a
+ * registered rseq area (-ENXIO).  GET only reads the state; with
+ * slice_get_checks it fails like SET does, as the issue text describes it.
+ */
+static long slice_prctl(unsigned long how, unsigned long arg3, unsigned long arg4,
+			unsigned long arg5)
+{
+	struct simk_thread *t = simk_thread(simk.cur_tid);
+
+	if (simk.slice == SIMK_SLICE_ABSENT || arg4 || arg5 || !t)
+		return -PTIMER_EINVAL;
+	if (how == PTIMER_PR_RSEQ_SLICE_EXTENSION_GET) {
+		if (arg3)
+			return -PTIMER_EINVAL;
+		if (simk.slice_get_checks && simk.slice != SIMK_SLICE_ON)
+			return -PTIMER_ENOTSUPP;
+		if (simk.slice_get_checks && !t->rseq)
+			return -PTIMER_ENXIO;
+		return t->slice_enabled ? PTIMER_PR_RSEQ_SLICE_EXT_ENABLE : 0;
+	}
+	if (how != PTIMER_PR_RSEQ_SLICE_EXTENSION_SET || (arg3 & ~(unsigned long)PTIMER_PR_RSEQ_SLICE_EXT_ENABLE))
+		return -PTIMER_EINVAL;
+	t->slice_set_calls++;
+	if (simk.slice != SIMK_SLICE_ON)
+		return -PTIMER_ENOTSUPP;
+	if (!t->rseq)
+		return -PTIMER_ENXIO;
+	t->slice_enabled = !!arg3;
+	return 0;
+}
+
 long sys_prctl(int option, unsigned long arg2, unsigned long arg3,
 	       unsigned long arg4, unsigned long arg5)
 {
 	simk.calls.prctl++;
+	if (option == PTIMER_PR_RSEQ_SLICE_EXTENSION)
+		return slice_prctl(arg2, arg3, arg4, arg5);
 	if (option != PTIMER_PR_TIMER_CREATE_RESTORE_IDS || !simk.prctl_supported)
 		return -PTIMER_EINVAL;
 	if (arg3 || arg4 || arg5)

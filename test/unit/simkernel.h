@@ -43,6 +43,24 @@ struct simk_timer {
 	int settime_calls;
 };
 
+/* prctl(PR_RSEQ_SLICE_EXTENSION) as kernels have it (uapi/linux/prctl.h). */
+enum simk_slice {
+	SIMK_SLICE_ABSENT = 0,	/* before 7.0 (6.18 here): -EINVAL */
+	SIMK_SLICE_DISABLED,	/* built but off (7.x without the rseq ABI v2
+				   registration, or rseq_slice_ext=0): SET
+				   -ENOTSUPP (524) */
+	SIMK_SLICE_ON,		/* what an extension-capable kernel does */
+};
+
+/* One thread's rseq state, as the kernel keeps it (task_struct::rseq). */
+struct simk_thread {
+	int32_t tid;
+	uint64_t rseq;			/* registered struct rseq address; 0: none */
+	uint32_t rseq_len;		/* its registered size */
+	int slice_enabled;		/* rseq.slice.state.enabled */
+	long slice_set_calls;
+};
+
 struct simk_counts {
 	long timer_create;		/* calls, failed ones included */
 	long timer_create_ok;
@@ -67,6 +85,11 @@ struct simk {
 	int32_t tgid;			/* the process; THREAD_ID may aim at it */
 	int32_t tids[8];		/* its other threads */
 	int n_tids;
+	enum simk_slice slice;		/* prctl 79 */
+	int slice_get_checks;		/* GET also answers -ENOTSUPP / -ENXIO */
+	struct simk_thread threads[8];	/* rseq state per thread */
+	int n_threads;
+	int32_t cur_tid;		/* the thread the blob runs in */
 
 	/* kernel state */
 	int32_t next_id;		/* signal_struct::next_posix_timer_id */
@@ -83,6 +106,9 @@ extern struct simk simk;
 /* Free all timers and set every knob to a 6.18-like default: prctl present,
  * per-process counter at 0, no failures, tgid 1000 with no other threads. */
 void simk_reset(void);
+
+/* The rseq state of thread @tid (added if new, up to 8), or NULL. */
+struct simk_thread *simk_thread(int32_t tid);
 
 /* The timer with @id, or NULL. */
 struct simk_timer *simk_find(int32_t id);

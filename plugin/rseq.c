@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rseq time-slice extension state, per thread: dumped next to the timers and
+ * re-enabled on restore.
+ *
+ * The state lives in three places (Linux 7.0+, kernel/rseq.c and
+ * uapi/linux/rseq.h, uapi/linux/prctl.h):
+ *  - the rseq registration, which the tracer reads with
+ *    PTRACE_GET_RSEQ_CONFIGURATION (0x420f, Linux 5.13);
+ *  - the per-thread "enabled" mode, which only the thread itself can read
+ *    or set: prctl(PR_RSEQ_SLICE_EXTENSION, GET/SET), run by the blob
+ *    (PTIMER_OP_SLICE) in that thread;
+ *  - struct rseq.slice_ctrl in the process's memory (u32 at offset 28: byte
+ *    request at 28, byte granted at 29).  A grant belongs to the moment of
+ *    the checkpoint: the kernel kills a thread it finds with granted set but
+ *    no grant of its own, so restore clears it and keeps request.
+ * No kernel available today can grant an extension (7.x wants an "rseq ABI
+ * v2" registration no kernel implements): the enabled path is exercised
+ * against test/unit/simkernel.c only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+
+#include "plugin/ptimer.h"
+#include "restorer/host/inject.h"
+
+#define PTRACE_GET_RSEQ_CONFIGURATION_	0x420f	/* uapi/linux/ptrace.h, Linux 5.13 */
+#define ENOTSUPP_			524	/* include/linux/errno.h */
+
+const char *ptimer_slice_errname(int e)
+{
+	switch (e) {
+	case 0:
+		return "no error";
+	case -EINVAL:
+		return "EINVAL (this kernel has no rseq time-slice extension)";
+	case -ENOTSUPP_:
+		return "ENOTSUPP (time-slice extensions are disabled in this kernel)";
+	case -ENXIO:
+		return "ENXIO (no rseq area registered for the thread)";
+	}
+	return e < 0 && e > -4096 ? strerror(-e) : "unexpected answer";
+}
+
+int ptimer_slice_rseq_slice_parse(const char *s, enum ptimer_rseq_slice *out)
+{
+	if (!strcmp(s, "auto"))
+		*out = PTIMER_RSEQ_SLICE_AUTO;
+	else if (!strcmp(s, "require"))
+		*out = PTIMER_RSEQ_SLICE_REQUIRE;
+	else if (!strcmp(s, "off"))
+		*out = PTIMER_RSEQ_SLICE_OFF;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+bool ptimer_slice_ctrl_clear_granted(uint8_t slice_ctrl[4])
+{
+	bool was = slice_ctrl[PTIMER_SLICE_CTRL_GRANTED] != 0;
+
+	slice_ctrl[PTIMER_SLICE_CTRL_GRANTED] = 0;
+	return was;
+}
+
+/* ---- the real kernel ------------------------------------------------------- */
+
+static int real_get_config(void *ctx, pid_t tid, struct ptimer_rseq_config *c)
+{
+	long r;
+
+	memset(c, 0, sizeof(*c));
+	r = ptrace(PTRACE_GET_RSEQ_CONFIGURATION_, tid, (void *)sizeof(*c), c);
+	if (r < 0)
+		return -errno;
+	return 0;
+}
+
+static int real_slice(void *ctx, pid_t tid, uint32_t how, uint32_t arg, int32_t *get, int32_t *set,
+		      struct ptimer_err *err)
+{
+	struct ptimer_blob_args a = { .op = PTIMER_OP_SLICE, .slice_how = how, .slice_arg = arg };
+	struct ptimer_blob *b = NULL;
+	int ret, r;
+
+	ret = ptimer_blob_open(&b, tid, 0, 0, err);
+	if (ret)
+		return ret;
+	ret = ptimer_blob_call(b, &a, err);
+	r = ptimer_blob_close(b, ret ? NULL : err);
+	if (!ret)
+		ret = r;
+	if (!ret && a.result)
+		ret = ptimer_errf(err, EIO, "thread %d: the restorer failed (%lld)", tid, (long long)a.result);
+	if (!ret) {
+		*get = a.slice_get;
+		*set = a.slice_set;
+	}
+	return ret;
+}
+
+static int real_mem(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len, bool write)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	ssize_t n = write ? process_vm_writev(pid, &local, 1, &remote, 1, 0)
+			  : process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+const struct ptimer_rseq_ops ptimer_rseq_real_ops = {
+	.get_config = real_get_config,
+	.slice = real_slice,
+	.mem = real_mem,
+};
+
+static const struct ptimer_rseq_ops *ops_or_real(const struct ptimer_rseq_ops *ops)
+{
+	return ops ? ops : &ptimer_rseq_real_ops;
+}
+
+/* ---- dump -------------------------------------------------------------------- */
+
+int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_ops *ops,
+			struct ptimer_image *img, struct ptimer_err *err)
+{
+	struct ptimer_thread *v;
+	int kernel_answer = 0;	/* EINVAL/ENOTSUPP seen: the kernel's, not the thread's */
+
+	ops = ops_or_real(ops);
+	v = calloc((size_t)t->n_threads + 1, sizeof(*v));
+	if (!v)
+		return ptimer_errf(err, ENOMEM, "out of memory for %d threads", t->n_threads);
+	for (int i = 0; i < t->n_threads; i++) {
+		struct ptimer_thread *th = &v[i];
+		struct ptimer_rseq_config c;
+		int32_t get = 0, set = 1;
+		int ret;
+
+		th->tid = t->vtids[i];
+		th->slice_ext = PTIMER_SLICE_EXT_UNAVAILABLE;
+		ret = ops->get_config(ops->ctx, t->tids[i], &c);
+		if (ret) {
+			/* EIO: kernel before 5.13; the thread's rseq is then unknown */
+			ptimer_log(PTIMER_LOG_DEBUG, "process %d: thread %d: PTRACE_GET_RSEQ_CONFIGURATION: "
+				   "%s; saving it without rseq state", t->pid, t->tids[i], strerror(-ret));
+			continue;
+		}
+		if (!c.rseq_abi_size)
+			continue;
+		th->rseq_abi_pointer = c.rseq_abi_pointer;
+		th->rseq_abi_size = c.rseq_abi_size;
+		th->rseq_signature = c.signature;
+		if (th->rseq_abi_size >= PTIMER_RSEQ_SLICE_CTRL_END) {
+			ret = ops->mem(ops->ctx, t->pid, th->rseq_abi_pointer + PTIMER_RSEQ_SLICE_CTRL_OFF,
+				       &th->slice_ctrl, sizeof(th->slice_ctrl), false);
+			if (ret) {
+				free(v);
+				return ptimer_errf(err, -ret, "process %d: thread %d: reading struct rseq."
+						   "slice_ctrl at 0x%llx: %s", t->pid, t->tids[i],
+						   (unsigned long long)(th->rseq_abi_pointer +
+									PTIMER_RSEQ_SLICE_CTRL_OFF),
+						   strerror(-ret));
+			}
+		}
+		if (kernel_answer)
+			continue;
+		ret = ops->slice(ops->ctx, t->tids[i], PTIMER_SLICE_GET, 0, &get, &set, err);
+		if (ret) {
+			free(v);
+			return ret;
+		}
+		if (get == PTIMER_PR_RSEQ_SLICE_EXT_ENABLE)
+			th->slice_ext = PTIMER_SLICE_EXT_ENABLED;
+		else if (get == 0)
+			th->slice_ext = PTIMER_SLICE_EXT_DISABLED;
+		else if (get == -EINVAL || get == -ENOTSUPP_)
+			kernel_answer = get;	/* the same in every thread: ask no more */
+	}
+	img->n_threads = (uint32_t)t->n_threads;
+	img->threads = v;
+	return 0;
+}
+
+/* ---- restore ------------------------------------------------------------------ */
+
+int ptimer_slice_targets(const struct ptimer_task *t, const struct ptimer_image *img,
+			 const struct ptimer_restore_opts *o, struct ptimer_slice_target **v, int *n,
+			 struct ptimer_err *err)
+{
+	int k = 0;
+
+	*v = NULL;
+	*n = 0;
+	for (uint32_t i = 0; i < img->n_threads; i++)
+		k += img->threads[i].slice_ext == PTIMER_SLICE_EXT_ENABLED;
+	if (!k)
+		return 0;
+	*v = calloc((size_t)k, sizeof(**v));
+	if (!*v)
+		return ptimer_errf(err, ENOMEM, "out of memory for %d threads", k);
+	for (uint32_t i = 0; i < img->n_threads; i++) {
+		const struct ptimer_thread *th = &img->threads[i];
+		struct ptimer_slice_target *g;
+		pid_t vt;
+
+		if (th->slice_ext != PTIMER_SLICE_EXT_ENABLED)
+			continue;
+		g = &(*v)[(*n)++];
+		g->image_tid = th->tid;
+		vt = ptimer_map_tid(t, img, o, th->tid);
+		g->host_tid = vt ? ptimer_task_host_tid(t, vt) : 0;
+	}
+	return 0;
+}
+
+/* auto: warn and go on (0); require: refuse (-e). */
+static int slice_trouble(enum ptimer_rseq_slice mode, struct ptimer_slice_target *g, pid_t pid, int e,
+			 struct ptimer_err *err, const char *what)
+{
+	if (mode == PTIMER_RSEQ_SLICE_REQUIRE)
+		return ptimer_errf(err, e, "process %d: thread %d (tid %d in the image) had the rseq "
+				   "time-slice extension enabled, but %s; --rseq-slice=require: nothing "
+				   "restored (use --rseq-slice=auto to restore without it)", pid, g->host_tid,
+				   g->image_tid, what);
+	ptimer_log(PTIMER_LOG_WARN, "process %d: thread %d (tid %d in the image) had the rseq time-slice "
+		   "extension enabled, but %s; restoring it without", pid, g->host_tid, g->image_tid, what);
+	g->skip = true;
+	return 0;
+}
+
+int ptimer_slice_prepare(pid_t pid, struct ptimer_slice_target *v, int n, enum ptimer_rseq_slice mode,
+			 const struct ptimer_rseq_ops *ops, struct ptimer_err *err)
+{
+	char what[200];
+
+	ops = ops_or_real(ops);
+	for (int i = 0; i < n; i++) {
+		struct ptimer_slice_target *g = &v[i];
+		struct ptimer_rseq_config c;
+		int32_t get = 0, set = 1;
+		int ret;
+
+		g->skip = mode == PTIMER_RSEQ_SLICE_OFF;
+		if (g->skip)
+			continue;
+		if (!g->host_tid) {
+			snprintf(what, sizeof(what), "the target has no such thread (pass --tid-map %d=TID)",
+				 g->image_tid);
+			ret = slice_trouble(mode, g, pid, ESRCH, err, what);
+			if (ret)
+				return ret;
+			continue;
+		}
+		ret = ops->get_config(ops->ctx, g->host_tid, &c);
+		if (ret || !c.rseq_abi_size) {
+			snprintf(what, sizeof(what), "it has no rseq registration to attach it to (%s)",
+				 ret ? strerror(-ret) : "PTRACE_GET_RSEQ_CONFIGURATION: none");
+			ret = slice_trouble(mode, g, pid, ret ? -ret : ENXIO, err, what);
+			if (ret)
+				return ret;
+			continue;
+		}
+		g->rseq_abi_pointer = c.rseq_abi_pointer;
+		g->rseq_abi_size = c.rseq_abi_size;
+		ret = ops->slice(ops->ctx, g->host_tid, PTIMER_SLICE_PROBE, 0, &get, &set, err);
+		if (ret)
+			return ret;
+		g->was_enabled = get == PTIMER_PR_RSEQ_SLICE_EXT_ENABLE;
+		if (get < 0 || set < 0) {
+			snprintf(what, sizeof(what), "the kernel answers prctl(PR_RSEQ_SLICE_EXTENSION, %s) "
+				 "with %s", get < 0 ? "GET" : "SET", ptimer_slice_errname(get < 0 ? get : set));
+			ret = slice_trouble(mode, g, pid, get < 0 ? -get : -set, err, what);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+int ptimer_slice_apply(pid_t pid, struct ptimer_slice_target *v, int n, enum ptimer_rseq_slice mode,
+		       const struct ptimer_rseq_ops *ops, struct ptimer_err *err)
+{
+	char what[200];
+
+	ops = ops_or_real(ops);
+	for (int i = 0; i < n; i++) {
+		struct ptimer_slice_target *g = &v[i];
+		int32_t get = 0, set = 1;
+		uint8_t ctrl[4];
+		uint64_t at = g->rseq_abi_pointer + PTIMER_RSEQ_SLICE_CTRL_OFF;
+		int ret;
+
+		if (g->skip)
+			continue;
+		ret = ops->slice(ops->ctx, g->host_tid, PTIMER_SLICE_SET, PTIMER_PR_RSEQ_SLICE_EXT_ENABLE, &get,
+				 &set, err);
+		if (ret)
+			return ret;
+		if (set < 0 || get != PTIMER_PR_RSEQ_SLICE_EXT_ENABLE) {
+			snprintf(what, sizeof(what), "the kernel answers prctl(PR_RSEQ_SLICE_EXTENSION, SET, "
+				 "ENABLE) with %s", set < 0 ? ptimer_slice_errname(set) : "success but GET "
+				 "says disabled");
+			ret = slice_trouble(mode, g, pid, set < 0 ? -set : EPROTO, err, what);
+			if (ret)
+				return ret;
+			continue;
+		}
+		g->applied = true;
+		/* Only an "enabled" thread's slice_ctrl is the kernel's: legacy rseq
+		 * users (TCMalloc) keep private data in those bytes. */
+		if (g->rseq_abi_size < PTIMER_RSEQ_SLICE_CTRL_END)
+			continue;
+		ret = ops->mem(ops->ctx, pid, at, ctrl, sizeof(ctrl), false);
+		if (!ret && ptimer_slice_ctrl_clear_granted(ctrl)) {
+			ret = ops->mem(ops->ctx, pid, at, ctrl, sizeof(ctrl), true);
+			if (!ret)
+				ptimer_log(PTIMER_LOG_INFO, "process %d: thread %d: cleared the time-slice grant "
+					   "saved with it (slice_ctrl.granted); request kept", pid, g->host_tid);
+		}
+		if (ret)
+			return ptimer_errf(err, -ret, "process %d: thread %d: struct rseq.slice_ctrl at 0x%llx: "
+					   "%s", pid, g->host_tid, (unsigned long long)at, strerror(-ret));
+	}
+	return 0;
+}
+
+void ptimer_slice_undo(pid_t pid, struct ptimer_slice_target *v, int n, const struct ptimer_rseq_ops *ops)
+{
+	ops = ops_or_real(ops);
+	for (int i = 0; i < n; i++) {
+		struct ptimer_slice_target *g = &v[i];
+		int32_t get = 0, set = 1;
+		struct ptimer_err e;
+
+		if (!g->applied || g->was_enabled)
+			continue;
+		if (ops->slice(ops->ctx, g->host_tid, PTIMER_SLICE_SET, 0, &get, &set, &e) || set < 0)
+			ptimer_log(PTIMER_LOG_ERROR, "process %d: thread %d: could not disable the rseq "
+				   "time-slice extension again", pid, g->host_tid);
+		g->applied = false;
+	}
+}
