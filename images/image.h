@@ -164,7 +164,8 @@ int ptimer_image_from_json(const char *path, struct ptimer_image *img, struct pt
 
 /*
  * ptimer_image_show - human-readable table of img to out: a header line
- * "pid P: N timers (image version V)", then per timer id, clock name,
+ * "pid P: N timers (image version V)", a table of the threads' rseq state
+ * when the image has threads, then per timer id, clock name,
  * notification ("signal 14 -> pid 123", "thread_id signal 32 -> tid 124",
  * "none"), sival in hex, it_value and it_interval as sec.nsec, overrun.
  */
