@@ -11,7 +11,10 @@ PROTOC_C ?= protoc-c
 B       := build
 CFLAGS  ?= -O2 -g
 CFLAGS  += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -I. -I$(B)
-LDLIBS  := -lprotobuf-c -ljson-c -lcap -lcompel
+# libnl-3 (the proc connector watch, plugin/procwatch.c) keeps its headers in /usr/include/libnl3
+NL_CFLAGS ?= $(or $(shell pkg-config --cflags libnl-3.0 2>/dev/null),-I/usr/include/libnl3)
+CFLAGS  += $(NL_CFLAGS)
+LDLIBS  := -lprotobuf-c -ljson-c -lcap -lcompel -lnl-3
 # compel 4.2 (Debian sid) changed compel_prepare_noctx(pid) to (pid, handle_rseq)
 COMPEL_H ?= $(firstword $(wildcard /usr/include/compel/infect.h /usr/local/include/compel/infect.h))
 CFLAGS  += $(if $(shell grep -sE 'compel_prepare_noctx\(int pid[^)]*bool' $(COMPEL_H)),-DPTIMER_COMPEL_PREPARE_RSEQ)
@@ -86,7 +89,7 @@ $(B)/plugin/ptimer_plugin.o: plugin/ptimer_plugin.c $(PROTO_H) $(wildcard */*.h 
 	@[ -n "$(CRIU_PLUGIN_H)" ] || { echo "no criu-plugin.h: run 'make deps'" >&2; exit 1; }
 	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -fPIC -c -o $@ $<
 $(B)/ptimer_plugin.so: $(B)/plugin/ptimer_plugin.o $(LIB_OBJS)
-	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -o $@ $^ -lprotobuf-c -ljson-c -lcap
+	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -o $@ $^ -lprotobuf-c -ljson-c -lcap -lnl-3
 all: $(B)/ptimer_plugin.so
 
 PREFIX  ?= /usr/local
@@ -134,7 +137,7 @@ clean:
 # Build dependencies only: this also runs inside the criu test roots.  The
 # test harnesses install their own tools (test/qemu/deps.sh: qemu, busybox;
 # test/criu/roots.sh: debootstrap).
-DEB_PKGS := gcc make binutils protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev
+DEB_PKGS := gcc make binutils protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev libnl-3-dev
 deps:
 	@compel=libcompel-dev; \
 	apt-cache show libcompel-dev >/dev/null 2>&1 || compel=criu; \

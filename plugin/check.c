@@ -102,13 +102,19 @@ int ptimer_check(void)
 		fclose(f);
 	}
 	r = try_ptrace(why, sizeof(why));
-	bad |= line("ptrace", r == 0, "%s (yama ptrace_scope: %s)", r == 0 ? "can seize and interrupt a process" : why,
-		    scope);
+	bad |= line("ptrace", r == 0, "%s (yama ptrace_scope: %s%s)", r == 0 ? "can seize and interrupt a process" : why,
+		    scope, !strcmp(scope, "1") ? ": descendants only without CAP_SYS_PTRACE"
+		    : !strcmp(scope, "2") ? ": CAP_SYS_PTRACE needed" : !strcmp(scope, "3") ? ": no attaching at all"
+		    : !strcmp(scope, "absent") ? ", no yama in this kernel" : "");
 
 	bad |= line("CAP_SYS_PTRACE", have_cap(CAP_SYS_PTRACE), "%s", have_cap(CAP_SYS_PTRACE)
 		    ? "effective: may stop processes of other users"
 		    : "missing: only your own processes can be dumped or restored");
 	line("CAP_CHECKPOINT_RESTORE", have_cap(CAP_CHECKPOINT_RESTORE), "%s",
-	     have_cap(CAP_CHECKPOINT_RESTORE) ? "effective" : "missing (needed by criu, not by ptimer alone)");
+	     have_cap(CAP_CHECKPOINT_RESTORE)
+	     ? "effective; ptimer itself does not need it (the exact-ID prctl is per process and asks for no "
+	       "capability), criu does"
+	     : "missing: ptimer does not need it (the exact-ID prctl is per process and asks for no "
+	       "capability); criu does");
 	return bad ? 1 : 0;
 }

@@ -36,6 +36,17 @@ static int translate_notify(struct ptimer_task *t, struct ptimer_timer *tm, bool
 	pid_t cpu_pid = cpu_clock_pid(tm->clock_id);
 	pid_t v;
 
+	/*
+	 * The CPU clock of another live process: restore could only aim it at
+	 * whatever has that pid then.  Known only when the process sees pids
+	 * as we do (same pid namespace); otherwise it counts as gone, below.
+	 */
+	if (cpu_pid && !ptimer_task_host_tid(t, cpu_pid) && t->vpid == t->pid && ptimer_proc_tgid(cpu_pid) > 0 &&
+	    ptimer_proc_tgid(cpu_pid) != t->pid)
+		return ptimer_errf(err, EXDEV, "process %d: timer %d uses the CPU clock of pid %d, in another "
+				   "process (%d); ptimer can only recreate clocks of the dumped process's own threads: "
+				   "delete that timer (or dump both as one process tree with criu) and try again",
+				   t->pid, tm->timer_id, cpu_pid, ptimer_proc_tgid(cpu_pid));
 	if (cpu_pid && !ptimer_task_host_tid(t, cpu_pid)) {
 		/*
 		 * The CPU clock of a thread that has exited (or of another
@@ -157,29 +168,61 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, st
 
 int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, struct ptimer_err *err)
 {
+	struct ptimer_procwatch *w = NULL;
 	struct ptimer_image img;
 	struct ptimer_task t;
+	struct ptimer_err werr;
 	char path[4096];
-	int ret;
+	pid_t *tids = NULL;
+	int ret, n_tids = 0;
 
 	if (access(dir, W_OK | X_OK))
 		return ptimer_errf(err, errno, "image directory %s: %s; %s", dir, strerror(errno),
 				   errno == ENOENT ? "create it or pass another -D" : "pass a writable -D");
+	/*
+	 * From before the freeze to after the image is written: a dumped
+	 * thread that exits, or an exec, in that window makes the image stale.
+	 */
+	if (ptimer_procwatch_start(&w, pid, &werr))
+		ptimer_log(PTIMER_LOG_WARN, "%s; dumping without that check", werr.msg);
 	ret = ptimer_task_seize(&t, pid, err);
-	if (ret)
+	if (ret) {
+		ptimer_procwatch_stop(w);
 		return ret;
+	}
 	ret = ptimer_dump_task(&t, o, &img, err);
+	if (!ret && w) {
+		tids = malloc((size_t)t.n_threads * sizeof(*tids));
+		if (tids) {
+			memcpy(tids, t.tids, (size_t)t.n_threads * sizeof(*tids));
+			n_tids = t.n_threads;
+		} else {
+			ret = ptimer_errf(err, ENOMEM, "out of memory");
+			ptimer_image_free(&img);
+		}
+	}
 	ptimer_task_release(&t);
-	if (ret)
+	if (ret) {
+		ptimer_procwatch_stop(w);
 		return ret;
+	}
 	ret = ptimer_image_path(path, sizeof(path), dir, img.pid);
 	if (ret)
 		ret = ptimer_errf(err, ret, "image path in %s is too long", dir);
-	else
+	if (!ret && w)
+		ret = ptimer_procwatch_check(w, tids, n_tids, err);
+	if (!ret)
 		ret = ptimer_image_write(path, &img, err);
+	if (!ret && w) {
+		ret = ptimer_procwatch_check(w, tids, n_tids, err);
+		if (ret)
+			unlink(path);	/* written, but stale already */
+	}
 	if (!ret)
 		printf("dumped %u timers of process %d (pid %d in its namespace) to %s\n", img.n_timers, pid,
 		       img.pid, path);
+	ptimer_procwatch_stop(w);
+	free(tids);
 	ptimer_image_free(&img);
 	return ret;
 }

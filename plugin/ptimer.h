@@ -95,6 +95,22 @@ struct ptimer_task {
 int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err);
 
 /*
+ * ptimer_may_attach - before PTRACE_SEIZE (plugin/caps.c): may this caller
+ * attach to pid?  Checks, in the kernel's order (kernel/ptrace.c
+ * __ptrace_may_access(), security/yama/yama_lsm.c): another tracer
+ * (TracerPid in /proc/PID/status: -EBUSY), yama ptrace_scope 3 (-EPERM),
+ * another user's process without CAP_SYS_PTRACE (libcap; -EPERM naming the
+ * capability), ptrace_scope 2 without it, ptrace_scope 1 and pid not our
+ * descendant.  Returns 0 when nothing forbids it (or nothing could be read:
+ * the seize then says what the kernel says), else -errno with err set.
+ */
+int ptimer_may_attach(pid_t pid, struct ptimer_err *err);
+
+/* ptimer_yama_scope - /proc/sys/kernel/yama/ptrace_scope (0..3), or -1 when
+ * absent (no yama in this kernel) or unreadable. */
+int ptimer_yama_scope(void);
+
+/*
  * ptimer_task_adopt - describe a process someone else (criu) already holds
  * stopped: fills tids/vtids, attaches nothing, releases nothing.
  */
@@ -108,6 +124,47 @@ void ptimer_task_release(struct ptimer_task *t);
 pid_t ptimer_task_vtid(const struct ptimer_task *t, pid_t host_tid);
 /* ptimer_task_host_tid - the host tid of own-namespace vtid, or 0. */
 pid_t ptimer_task_host_tid(const struct ptimer_task *t, pid_t vtid);
+
+/* ---- exits and exec during a dump (plugin/procwatch.c) -------------------- */
+
+/* One event of the watched process (uapi/linux/cn_proc.h PROC_EVENT_*). */
+enum { PTIMER_PROC_EXEC = 1, PTIMER_PROC_EXIT = 2 };
+struct ptimer_proc_event {
+	uint32_t what;		/* PTIMER_PROC_EXEC or PTIMER_PROC_EXIT */
+	pid_t tid;		/* the thread (host pid, initial pid namespace) */
+};
+
+struct ptimer_procwatch;
+
+/*
+ * ptimer_procwatch_start - subscribe to the proc connector (libnl-3
+ * NETLINK_CONNECTOR socket, group CN_IDX_PROC, PROC_CN_MCAST_LISTEN;
+ * uapi/linux/connector.h, uapi/linux/cn_proc.h) and keep the EXEC and EXIT
+ * events of process pid (tgid) from now on.  Needs CAP_NET_ADMIN and
+ * CONFIG_PROC_EVENTS; events reach listeners in the initial user and pid
+ * namespaces only.  *w set on success.  Returns 0 or -errno (err names the
+ * reason; callers go on without the watch, with a warning).
+ */
+int ptimer_procwatch_start(struct ptimer_procwatch **w, pid_t pid, struct ptimer_err *err);
+
+/*
+ * ptimer_procwatch_poll - take what the kernel has queued (non-blocking)
+ * and return every event of the process since start (*ev owned by w, valid
+ * until the next poll or stop).  Returns 0, or -ENOBUFS when events were
+ * lost (socket overflow): then anything may have happened.
+ */
+int ptimer_procwatch_poll(struct ptimer_procwatch *w, const struct ptimer_proc_event **ev, size_t *n);
+
+/*
+ * ptimer_procwatch_check - poll, then: -ESTALE if the process exec'ed, or
+ * if one of tids[n_tids] (host tids: the threads that were dumped) exited,
+ * since start; -ENOBUFS if events were lost; else 0.  err names the process
+ * and the thread.
+ */
+int ptimer_procwatch_check(struct ptimer_procwatch *w, const pid_t *tids, int n_tids, struct ptimer_err *err);
+
+/* ptimer_procwatch_stop - PROC_CN_MCAST_IGNORE, close, free.  NULL is fine. */
+void ptimer_procwatch_stop(struct ptimer_procwatch *w);
 
 /* ---- dump and restore (plugin/dump.c, plugin/restore.c) ------------------- */
 
@@ -137,7 +194,11 @@ int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *ti
 /*
  * ptimer_dump - the CLI's whole dump: seize pid, ptimer_dump_task, release,
  * write DIR/ptimers-<vpid>.img atomically.  The process is released before
- * the image is written.  Returns 0 or -errno, err set.
+ * the image is written.  The proc connector watches it from before the
+ * seize to after the write (ptimer_procwatch_*): an exec, or an exit of a
+ * dumped thread, in that window fails the dump (-ESTALE, no image left);
+ * without the watch (no CAP_NET_ADMIN) a warning.  Returns 0 or -errno,
+ * err set.
  */
 int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o,
 		struct ptimer_err *err);

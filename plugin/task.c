@@ -225,6 +225,10 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 	if (proc_is_kthread(pid))
 		return ptimer_errf(err, EINVAL, "process %d is a kernel thread: it has no POSIX timers to dump "
 				   "or restore", pid);
+	/* name the missing capability, yama setting or other tracer up front */
+	ret = ptimer_may_attach(pid, err);
+	if (ret)
+		return ret;
 	for (pass = 0; pass < SEIZE_PASSES && grew && !ret; pass++)
 		ret = task_list(t, pid, true, &grew, err);
 	if (!ret && grew)

@@ -30,7 +30,7 @@ BOOT_PKGS=(criu)
 # Installed with apt inside the root afterwards.
 APT_PKGS=(
 	gcc make libc6-dev binutils
-	protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev
+	protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev libnl-3-dev
 	libcompel-dev libcriu-dev
 	python3 python3-pycriu python3-protobuf
 	procps

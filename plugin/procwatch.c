@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Watching a process for exits and exec while it is dumped, with the proc
+ * connector: a NETLINK_CONNECTOR socket in multicast group CN_IDX_PROC that
+ * has sent PROC_CN_MCAST_LISTEN receives one struct proc_event per fork,
+ * exec, exit... of every task on the system (uapi/linux/connector.h
+ * struct cn_msg, uapi/linux/cn_proc.h struct proc_event; kernel
+ * drivers/connector/cn_proc.c).  Joining the group needs CAP_NET_ADMIN, and
+ * the kernel only sends events to listeners in the initial user and pid
+ * namespaces.  Pids in events are as the initial pid namespace sees them.
+ *
+ * The socket is libnl-3's (nl_socket_alloc, nl_connect, nl_send_simple,
+ * nl_recvmsgs with an NL_CB_MSG_IN callback: connector messages are
+ * NLMSG_DONE, which libnl would otherwise take as the end of a dump).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include "plugin/ptimer.h"
+#include <unistd.h>
+
+#define WATCH_RCVBUF	(4 << 20)	/* bytes: a burst of exits elsewhere must not overflow it */
+
+struct ptimer_procwatch {
+	struct nl_sock *sk;
+	pid_t pid;			/* watched process (tgid) */
+	struct ptimer_proc_event *ev;	/* its events, in arrival order */
+	size_t n_ev, cap_ev;
+	bool lost;			/* the kernel dropped events (ENOBUFS) */
+	uint32_t tag;			/* cn_msg.ack of our LISTEN: the kernel's ack has tag + 1 */
+	bool acked;
+	int ack_err;			/* event_data.ack.err of that ack */
+};
+
+#define ACK_WAIT_MS	1000	/* the ack comes at once, or never (other namespace) */
+
+/* PROC_CN_MCAST_LISTEN or _IGNORE to the connector. */
+static int send_op(struct nl_sock *sk, enum proc_cn_mcast_op op, uint32_t tag)
+{
+	struct {
+		struct cn_msg cn;
+		enum proc_cn_mcast_op op;
+	} __attribute__((packed)) m;
+
+	memset(&m, 0, sizeof(m));
+	m.cn.id.idx = CN_IDX_PROC;
+	m.cn.id.val = CN_VAL_PROC;
+	m.cn.ack = tag;
+	m.cn.len = sizeof(m.op);
+	m.op = op;
+	return nl_send_simple(sk, NLMSG_DONE, 0, &m, sizeof(m));
+}
+
+static void record(struct ptimer_procwatch *w, uint32_t what, pid_t tid)
+{
+	if (w->n_ev == w->cap_ev) {
+		size_t cap = w->cap_ev ? 2 * w->cap_ev : 64;
+		struct ptimer_proc_event *ev = realloc(w->ev, cap * sizeof(*ev));
+
+		if (!ev) {
+			w->lost = true;	/* cannot keep it: as if the kernel dropped it */
+			return;
+		}
+		w->ev = ev;
+		w->cap_ev = cap;
+	}
+	w->ev[w->n_ev].what = what;
+	w->ev[w->n_ev].tid = tid;
+	w->n_ev++;
+}
+
+/* NL_CB_MSG_IN: every message, before libnl looks at its type. */
+static int on_msg(struct nl_msg *msg, void *arg)
+{
+	struct ptimer_procwatch *w = arg;
+	struct nlmsghdr *h = nlmsg_hdr(msg);
+	struct cn_msg *cn;
+	struct proc_event *pe;
+	size_t need = offsetof(struct proc_event, event_data) + sizeof(pe->event_data.exit);
+
+	if (nlmsg_datalen(h) < (int)sizeof(*cn))
+		return NL_SKIP;
+	cn = nlmsg_data(h);
+	if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC || cn->len < need ||
+	    (size_t)nlmsg_datalen(h) < sizeof(*cn) + need)
+		return NL_SKIP;
+	pe = (struct proc_event *)cn->data;
+	/* cn_proc_ack(): PROC_EVENT_NONE, our ack + 1, the error in ack.err
+	 * (seq is the kernel's event counter, not ours) */
+	if (pe->what == PROC_EVENT_NONE && cn->ack == w->tag + 1) {
+		w->acked = true;
+		w->ack_err = (int)pe->event_data.ack.err;
+		return NL_SKIP;
+	}
+	if (pe->what == PROC_EVENT_EXEC && pe->event_data.exec.process_tgid == w->pid)
+		record(w, PTIMER_PROC_EXEC, pe->event_data.exec.process_pid);
+	else if (pe->what == PROC_EVENT_EXIT && pe->event_data.exit.process_tgid == w->pid)
+		record(w, PTIMER_PROC_EXIT, pe->event_data.exit.process_pid);
+	return NL_SKIP;
+}
+
+int ptimer_procwatch_start(struct ptimer_procwatch **out, pid_t pid, struct ptimer_err *err)
+{
+	struct ptimer_procwatch *w = calloc(1, sizeof(*w));
+	int r;
+
+	*out = NULL;
+	if (!w)
+		return ptimer_errf(err, ENOMEM, "out of memory");
+	w->pid = pid;
+	w->sk = nl_socket_alloc();
+	if (!w->sk) {
+		free(w);
+		return ptimer_errf(err, ENOMEM, "out of memory for a netlink socket");
+	}
+	nl_socket_disable_seq_check(w->sk);
+	nl_socket_disable_auto_ack(w->sk);
+	nl_socket_modify_cb(w->sk, NL_CB_MSG_IN, NL_CB_CUSTOM, on_msg, w);
+	/* bind with group CN_IDX_PROC (bit CN_IDX_PROC - 1): CAP_NET_ADMIN */
+	nl_join_groups(w->sk, 1 << (CN_IDX_PROC - 1));
+	r = nl_connect(w->sk, NETLINK_CONNECTOR);
+	if (r < 0) {
+		ptimer_errf(err, EPERM, "cannot watch process %d for exits and exec: joining the proc connector "
+			    "(NETLINK_CONNECTOR, CN_IDX_PROC) failed: %s; it needs CAP_NET_ADMIN and a kernel "
+			    "with CONFIG_PROC_EVENTS", pid, nl_geterror(r));
+		goto fail;
+	}
+	nl_socket_set_buffer_size(w->sk, WATCH_RCVBUF, 0);
+	r = nl_socket_set_nonblocking(w->sk);
+	if (r < 0) {
+		ptimer_errf(err, EIO, "cannot watch process %d: non-blocking netlink socket: %s", pid,
+			    nl_geterror(r));
+		goto fail;
+	}
+	w->tag = ((uint32_t)getpid() ^ (uint32_t)ptimer_now_ns()) & 0x7fffffff;
+	r = send_op(w->sk, PROC_CN_MCAST_LISTEN, w->tag);
+	if (r < 0) {
+		ptimer_errf(err, EIO, "cannot watch process %d for exits and exec: PROC_CN_MCAST_LISTEN: %s",
+			    pid, nl_geterror(r));
+		goto fail;
+	}
+	/* The kernel answers LISTEN with an ack carrying its error (EPERM
+	 * without CAP_NET_ADMIN); from another pid namespace, not at all. */
+	for (uint64_t end = ptimer_now_ns() + ACK_WAIT_MS * 1000000ull; !w->acked && ptimer_now_ns() < end;) {
+		struct pollfd pfd = { .fd = nl_socket_get_fd(w->sk), .events = POLLIN };
+
+		if (poll(&pfd, 1, 50) > 0)
+			while (!w->acked && nl_recvmsgs_default(w->sk) != -NLE_AGAIN)
+				;
+	}
+	if (!w->acked) {
+		ptimer_errf(err, ETIMEDOUT, "cannot watch process %d for exits and exec: the proc connector did "
+			    "not answer PROC_CN_MCAST_LISTEN (ptimer outside the initial pid or user namespace?)",
+			    pid);
+		goto fail;
+	}
+	if (w->ack_err) {
+		ptimer_errf(err, w->ack_err, "cannot watch process %d for exits and exec: the proc connector "
+			    "refused PROC_CN_MCAST_LISTEN: %s (it needs CAP_NET_ADMIN)", pid, strerror(w->ack_err));
+		goto fail;
+	}
+	*out = w;
+	return 0;
+fail:
+	nl_socket_free(w->sk);
+	free(w->ev);
+	free(w);
+	return -EIO;
+}
+
+int ptimer_procwatch_poll(struct ptimer_procwatch *w, const struct ptimer_proc_event **ev, size_t *n)
+{
+	for (;;) {
+		int r = nl_recvmsgs_default(w->sk);
+
+		if (r == -NLE_AGAIN)
+			break;
+		if (r == -NLE_NOMEM) {	/* ENOBUFS: the socket overflowed */
+			w->lost = true;
+			continue;
+		}
+		if (r < 0) {
+			w->lost = true;
+			break;
+		}
+	}
+	*ev = w->ev;
+	*n = w->n_ev;
+	return w->lost ? -ENOBUFS : 0;
+}
+
+int ptimer_procwatch_check(struct ptimer_procwatch *w, const pid_t *tids, int n_tids, struct ptimer_err *err)
+{
+	const struct ptimer_proc_event *ev;
+	size_t n;
+	int r = ptimer_procwatch_poll(w, &ev, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (ev[i].what == PTIMER_PROC_EXEC)
+			return ptimer_errf(err, ESTALE, "process %d called exec (thread %d) while it was being dumped: "
+					   "its timers are gone with the old program; nothing written, dump again",
+					   w->pid, ev[i].tid);
+	for (size_t i = 0; i < n; i++)
+		for (int j = 0; j < n_tids; j++)
+			if (ev[i].what == PTIMER_PROC_EXIT && ev[i].tid == tids[j])
+				return ptimer_errf(err, ESTALE, "process %d: thread %d exited while the process was "
+						   "being dumped: the image would not match it (timers aimed at that "
+						   "thread); nothing written, dump again", w->pid, tids[j]);
+	if (r)
+		return ptimer_errf(err, ENOBUFS, "process %d: the kernel dropped process events (proc connector "
+				   "socket overflow) while it was being dumped, so an exit or exec may have gone "
+				   "unseen; nothing written, dump again", w->pid);
+	return 0;
+}
+
+void ptimer_procwatch_stop(struct ptimer_procwatch *w)
+{
+	if (!w)
+		return;
+	if (w->acked && !w->ack_err)
+		send_op(w->sk, PROC_CN_MCAST_IGNORE, w->tag + 2);
+	nl_socket_free(w->sk);
+	free(w->ev);
+	free(w);
+}
