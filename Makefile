@@ -5,6 +5,7 @@
 #   make check   unit + end-to-end tests; last line "N passed, N failed"
 #   make demo    deps, build, dump a process with sparse timers, restore it
 #   make bench   restore benchmarks, printed as ratios from one run
+#   make fuzz    libFuzzer targets (test/fuzz/), each run FUZZ_SECONDS (30)
 
 CC      ?= gcc
 PROTOC_C ?= protoc-c
@@ -14,6 +15,9 @@ CFLAGS  += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -I. -I$(
 # libnl-3 (the proc connector watch, plugin/procwatch.c) keeps its headers in /usr/include/libnl3
 NL_CFLAGS ?= $(or $(shell pkg-config --cflags libnl-3.0 2>/dev/null),-I/usr/include/libnl3)
 CFLAGS  += $(NL_CFLAGS)
+# e.g. -fsanitize=address,undefined: host code and tests only, never the blob
+SANITIZE ?=
+CFLAGS  += $(SANITIZE)
 LDLIBS  := -lprotobuf-c -ljson-c -lcap -lcompel -lnl-3
 # compel 4.2 (Debian sid) changed compel_prepare_noctx(pid) to (pid, handle_rseq)
 COMPEL_H ?= $(firstword $(wildcard /usr/include/compel/infect.h /usr/local/include/compel/infect.h))
@@ -21,6 +25,8 @@ CFLAGS  += $(if $(shell grep -sE 'compel_prepare_noctx\(int pid[^)]*bool' $(COMP
 
 # The in-target blob: freestanding, position independent, no SSE (compel
 # does not restore extended registers after compel_run_at), no libc.
+# BLOB_CC: the blob's compiler, CC unless set ('make asan' keeps gcc for it).
+BLOB_CC ?= $(CC)
 BLOB_CFLAGS := -O2 -g0 -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-ffreestanding -fno-builtin -fpie -fno-plt -fno-stack-protector \
 	-fno-asynchronous-unwind-tables -fno-unwind-tables -fno-jump-tables \
@@ -41,7 +47,7 @@ BLOB_ASM     := restorer/blob/entry.S
 LIB_OBJS := $(PROTO_O) $(IMAGES_SRCS:%.c=$(B)/%.o) $(CORE_SRCS:%.c=$(B)/%.o) \
 	$(HOST_R_SRCS:%.c=$(B)/%.o) $(B)/restorer/blob_embed.o
 
-.PHONY: all deps check unit e2e demo bench clean install
+.PHONY: all deps check unit e2e demo bench clean install asan fuzz fuzz-build
 # Generated protobuf sources and blob stages are kept, not intermediate.
 .SECONDARY:
 all: $(B)/ptimer
@@ -60,13 +66,13 @@ $(B)/%.o: %.c $(PROTO_H) $(wildcard */*.h restorer/*/*.h)
 # --- the in-target blob ---------------------------------------------------
 $(B)/restorer/blob/%.o: restorer/blob/%.S
 	@mkdir -p $(dir $@)
-	$(CC) $(BLOB_CFLAGS) -c -o $@ $<
+	$(BLOB_CC) $(BLOB_CFLAGS) -c -o $@ $<
 $(B)/restorer/blob/%.bo: %.c restorer/abi.h restorer/sys.h restorer/algo.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BLOB_CFLAGS) -c -o $@ $<
+	$(BLOB_CC) $(BLOB_CFLAGS) -c -o $@ $<
 BLOB_OBJS := $(B)/restorer/blob/entry.o $(BLOB_SRCS:%.c=$(B)/restorer/blob/%.bo)
 $(B)/restorer/blob.elf: $(BLOB_OBJS) restorer/blob/blob.lds
-	$(CC) $(BLOB_CFLAGS) -nostdlib -static -Wl,--no-dynamic-linker -Wl,-T,restorer/blob/blob.lds \
+	$(BLOB_CC) $(BLOB_CFLAGS) -nostdlib -static -Wl,--no-dynamic-linker -Wl,-T,restorer/blob/blob.lds \
 		-Wl,--build-id=none -o $@ $(BLOB_OBJS)
 	@if readelf -r $@ | grep -q 'R_X86_64'; then echo "blob has relocations: not position independent" >&2; exit 1; fi
 $(B)/restorer/blob.bin: $(B)/restorer/blob.elf
@@ -120,8 +126,35 @@ $(B)/test/%: test/e2e/%.c
 
 tests: $(B)/ptimer $(UNIT_TESTS) $(E2E_PROGS)
 
-check: tests
+check: tests fuzz-build
 	@bash test/run.sh $(B)
+
+# The unit and end-to-end suites built with ASan and UBSan into $(B)-asan;
+# test/run.sh runs them.  clang, because gcc's UBSan next to ASan ignores
+# log_path (test/run.sh collects reports from files); the blob keeps CC and
+# BLOB_CFLAGS, no sanitizer.
+ASAN_CC    ?= clang
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+asan:
+	@$(MAKE) --no-print-directory B=$(B)-asan CC='$(ASAN_CC)' BLOB_CC='$(BLOB_CC)' SANITIZE='$(ASAN_FLAGS)' tests
+
+# --- fuzzing ------------------------------------------------------------------
+# libFuzzer targets (clang, libclang-rt-14-dev) for the image reader, the JSON
+# encoder input and the /proc/PID/timers parser, with ASan and UBSan.
+# 'make check' replays test/fuzz/corpus/; 'make fuzz' runs each target
+# FUZZ_SECONDS, new inputs going to a scratch directory (test/fuzz/run.sh).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 30
+FUZZ_CFLAGS  := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -I. -I$(B)
+FUZZ_LIB     := $(IMAGES_SRCS) plugin/util.c plugin/proc_timers.c $(PROTO_C)
+FUZZ_BINS    := $(patsubst test/fuzz/%.c,$(B)/fuzz/%,$(wildcard test/fuzz/fuzz_*.c))
+$(B)/fuzz/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/fuzz.h $(FUZZ_LIB) $(PROTO_H) $(wildcard images/*.h plugin/*.h restorer/*.h)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lprotobuf-c -ljson-c
+fuzz-build: $(FUZZ_BINS)
+fuzz: fuzz-build
+	@bash test/fuzz/run.sh fuzz $(B) $(FUZZ_SECONDS)
 
 bench: tests
 	@bash test/bench.sh $(B)
@@ -130,7 +163,7 @@ demo: deps all $(E2E_PROGS)
 	@bash test/demo.sh $(B)
 
 clean:
-	rm -rf $(B)
+	rm -rf $(B) $(B)-asan
 
 # --- dependencies -------------------------------------------------------------
 # Debian 13 and later ship compel as libcompel-dev; Debian 12 only inside criu.
@@ -138,11 +171,20 @@ clean:
 # test harnesses install their own tools (test/qemu/deps.sh: qemu, busybox;
 # test/criu/roots.sh: debootstrap).
 DEB_PKGS := gcc make binutils protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev libnl-3-dev
+# 'make check' also needs clang and its libFuzzer runtime (libclang-rt-N-dev,
+# N being the version Debian's clang depends on: 14 on Debian 12); DEPS=build
+# leaves them out.
+DEPS ?= all
 deps:
 	@compel=libcompel-dev; \
 	apt-cache show libcompel-dev >/dev/null 2>&1 || compel=criu; \
+	test=""; \
+	if [ "$(DEPS)" != build ]; then \
+		rt=$$(apt-cache show clang 2>/dev/null | sed -n 's/^Depends:.*clang-\([0-9][0-9]*\).*/libclang-rt-\1-dev/p' | head -n1); \
+		test="clang $$rt"; \
+	fi; \
 	missing=""; \
-	for p in $(DEB_PKGS) $$compel; do \
+	for p in $(DEB_PKGS) $$compel $$test; do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -z "$$missing" ]; then echo "deps: all installed"; exit 0; fi; \

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 #
 # test/run.sh BUILD - every unit test program (BUILD/test/test_*), then the
-# end-to-end script (test/e2e.sh), then the suite against real criu 4.1.1 and
-# 4.2.1 in cached Debian roots (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips
-# it).  Output streams through; the PASS/FAIL/SKIP
+# end-to-end script (test/e2e.sh), the fuzz corpus replay (test/fuzz/run.sh),
+# then the suite against real criu 4.1.1 and 4.2.1 in cached Debian roots
+# (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips it).  Output streams
+# through; the PASS/FAIL/SKIP
 # lines of all of them are counted (test/unit/check.h), a program that exits
 # non-zero without a FAIL line (a crash) counts as one FAIL, and the last line
 # is "N passed, N failed, N skipped".  Exit 1 when anything failed.
@@ -54,6 +55,12 @@ for prog in "$BUILD"/test/test_*; do
 done
 echo "# test/e2e.sh $BUILD"
 run e2e bash test/e2e.sh "$BUILD"
+
+# ---- fuzz corpus replay --------------------------------------------------------
+# test/fuzz/run.sh replay: every committed test/fuzz/corpus/<target>/ input
+# through BUILD/fuzz/fuzz_<target> (libFuzzer, ASan, UBSan; 'make fuzz-build').
+echo "# test/fuzz/run.sh replay $BUILD"
+run fuzz-replay bash test/fuzz/run.sh replay "$BUILD"
 
 # ---- the kernel matrix ---------------------------------------------------------
 # test/qemu/matrix.sh: the end-to-end suite inside Debian's 6.1, 6.12 and
