@@ -7,8 +7,11 @@
  * yama_ptrace_access_check()):
  *   - a process of another user (any of real/effective/saved uid, or gid,
  *     differs from ours) needs CAP_SYS_PTRACE;
- *   - yama ptrace_scope 1 allows descendants only, unless CAP_SYS_PTRACE;
- *     2 needs CAP_SYS_PTRACE for everything; 3 forbids attaching at all;
+ *   - so does a process that is not dumpable (setuid, PR_SET_DUMPABLE 0);
+ *   - yama ptrace_scope 2 needs CAP_SYS_PTRACE for everything; 3 forbids
+ *     attaching at all; 1 allows descendants and processes that named us
+ *     with PR_SET_PTRACER (not visible in /proc: left to the seize, whose
+ *     EPERM message then names the scope, ptimer_yama_hint());
  *   - a process that already has a tracer cannot get a second one.
  * CAP_CHECKPOINT_RESTORE is not needed by ptimer: the exact-ID prctl
  * (PR_TIMER_CREATE_RESTORE_IDS) is per process and asks for no capability.
@@ -18,6 +21,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sys/capability.h>
@@ -72,22 +76,6 @@ int ptimer_yama_scope(void)
 	return s;
 }
 
-/* Is pid a descendant of this process (PPid: chain in /proc)? */
-static bool is_descendant(pid_t pid)
-{
-	pid_t me = getpid();
-	long pp[4];
-
-	for (int depth = 0; pid > 1 && depth < 4096; depth++) {
-		if (status_ids(pid, "PPid", pp) < 1)
-			return false;
-		if (pp[0] == me)
-			return true;
-		pid = (pid_t)pp[0];
-	}
-	return false;
-}
-
 /* The comm of pid, or "?". */
 static void comm_of(pid_t pid, char *buf, size_t len)
 {
@@ -104,48 +92,86 @@ static void comm_of(pid_t pid, char *buf, size_t len)
 	fclose(f);
 }
 
-int ptimer_may_attach(pid_t pid, struct ptimer_err *err)
+int ptimer_attach_verdict(const struct ptimer_attach_facts *f, struct ptimer_err *err)
 {
-	bool ptrace_cap = cap_effective(CAP_SYS_PTRACE);
-	long tracer[4], uid[4], gid[4];
-	int scope = ptimer_yama_scope();
-	char comm[64];
+	pid_t pid = f->pid;
 
-	if (status_ids(pid, "TracerPid", tracer) == 1 && tracer[0] != 0) {
-		comm_of((pid_t)tracer[0], comm, sizeof(comm));
-		return ptimer_errf(err, EBUSY, "process %d is already traced by process %ld (%s): a process has "
+	if (f->tracer > 0)
+		return ptimer_errf(err, EBUSY, "process %d is already traced by process %d (%s): a process has "
 				   "one tracer at a time; wait until that debugger, criu or ptimer is done, then "
-				   "try again", pid, tracer[0], comm);
-	}
-	if (scope == 3)
+				   "try again", pid, f->tracer, f->tracer_comm[0] ? f->tracer_comm : "?");
+	if (f->yama_scope == 3)
 		return ptimer_errf(err, EPERM, "cannot attach to process %d: yama ptrace_scope is 3 "
 				   "(/proc/sys/kernel/yama/ptrace_scope: no process may be traced, until reboot); "
 				   "ptimer needs ptrace to stop the process", pid);
-	if (ptrace_cap)
+	if (f->cap_sys_ptrace)
 		return 0;
-	if (status_ids(pid, "Uid", uid) == 4 && status_ids(pid, "Gid", gid) == 4) {
-		uid_t ruid = getuid();
-		gid_t rgid = getgid();
+	if (f->ids_known) {
 		bool same = true;
 
 		/* __ptrace_may_access() with PTRACE_MODE_REALCREDS (PTRACE_SEIZE):
 		 * our real uid/gid against the target's real, effective and saved ones */
 		for (int i = 0; i < 3; i++)
-			same = same && (uid_t)uid[i] == ruid && (gid_t)gid[i] == rgid;
+			same = same && f->uid[i] == f->my_uid && f->gid[i] == f->my_gid;
 		if (!same)
-			return ptimer_errf(err, EPERM, "cannot attach to process %d (uid %ld): ptimer (uid %d) lacks "
+			return ptimer_errf(err, EPERM, "cannot attach to process %d (uid %u): ptimer (uid %u) lacks "
 					   "CAP_SYS_PTRACE, which stopping another user's process needs; run ptimer "
-					   "as root or as uid %ld, or give it CAP_SYS_PTRACE", pid, uid[1],
-					   (int)ruid, uid[1]);
+					   "as root or as uid %u, or give it CAP_SYS_PTRACE", pid, f->uid[1],
+					   f->my_uid, f->uid[1]);
+		if (f->not_dumpable)
+			return ptimer_errf(err, EPERM, "cannot attach to process %d: it is not dumpable (setuid "
+					   "program or PR_SET_DUMPABLE 0), and attaching to it needs CAP_SYS_PTRACE, "
+					   "which ptimer lacks; run ptimer as root", pid);
 	}
-	if (scope == 2)
+	if (f->yama_scope == 2)
 		return ptimer_errf(err, EPERM, "cannot attach to process %d: yama ptrace_scope is 2 "
 				   "(/proc/sys/kernel/yama/ptrace_scope: only CAP_SYS_PTRACE may trace) and "
 				   "ptimer lacks CAP_SYS_PTRACE; run it as root", pid);
-	if (scope == 1 && !is_descendant(pid))
-		return ptimer_errf(err, EPERM, "cannot attach to process %d: yama ptrace_scope is 1 "
-				   "(/proc/sys/kernel/yama/ptrace_scope: only descendants may be traced without "
-				   "CAP_SYS_PTRACE); run ptimer as root, give it CAP_SYS_PTRACE, or set "
-				   "ptrace_scope to 0", pid);
+	/* scope 1: a process may name us with PR_SET_PTRACER, which /proc does
+	 * not show: the seize decides, and its EPERM names the scope */
 	return 0;
+}
+
+int ptimer_may_attach(pid_t pid, struct ptimer_err *err)
+{
+	struct ptimer_attach_facts f = { .pid = pid };
+	long v[4], g[4];
+	struct stat st;
+	char path[64];
+
+	if (status_ids(pid, "TracerPid", v) == 1 && v[0] > 0) {
+		f.tracer = (pid_t)v[0];
+		comm_of(f.tracer, f.tracer_comm, sizeof(f.tracer_comm));
+	}
+	f.yama_scope = ptimer_yama_scope();
+	f.cap_sys_ptrace = cap_effective(CAP_SYS_PTRACE);
+	f.my_uid = getuid();
+	f.my_gid = getgid();
+	if (status_ids(pid, "Uid", v) == 4 && status_ids(pid, "Gid", g) == 4) {
+		f.ids_known = true;
+		for (int i = 0; i < 3; i++) {
+			f.uid[i] = (uid_t)v[i];
+			f.gid[i] = (gid_t)g[i];
+		}
+		/* a non-dumpable process's /proc/PID belongs to root (proc(5)) */
+		snprintf(path, sizeof(path), "/proc/%d", pid);
+		f.not_dumpable = !stat(path, &st) && st.st_uid == 0 && f.uid[1] != 0;
+	}
+	return ptimer_attach_verdict(&f, err);
+}
+
+const char *ptimer_yama_hint(void)
+{
+	switch (ptimer_yama_scope()) {
+	case 1:
+		return "; yama ptrace_scope is 1 (/proc/sys/kernel/yama/ptrace_scope: only descendants, or a "
+		       "process that named ptimer with PR_SET_PTRACER, may be traced without CAP_SYS_PTRACE): "
+		       "run ptimer as root or set ptrace_scope to 0";
+	case 2:
+		return "; yama ptrace_scope is 2: only CAP_SYS_PTRACE may trace";
+	case 3:
+		return "; yama ptrace_scope is 3: nobody may trace";
+	default:
+		return "";
+	}
 }

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
@@ -27,7 +28,6 @@
 #include <netlink/socket.h>
 
 #include "plugin/ptimer.h"
-#include <unistd.h>
 
 #define WATCH_RCVBUF	(4 << 20)	/* bytes: a burst of exits elsewhere must not overflow it */
 

@@ -168,9 +168,8 @@ static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, s
 				continue;	/* thread exited meanwhile */
 			if (errno == EPERM)
 				ret = ptimer_errf(err, EPERM, "cannot attach to process %d (thread %d): operation "
-						  "not permitted; run as root or with CAP_SYS_PTRACE, check "
-						  "/proc/sys/kernel/yama/ptrace_scope and that no debugger "
-						  "or other ptimer/criu is attached", pid, tids[i]);
+						  "not permitted; run as root or with CAP_SYS_PTRACE%s", pid, tids[i],
+						  ptimer_yama_hint());
 			else
 				ret = ptimer_errf(err, errno, "cannot attach to process %d (thread %d): %s", pid,
 						  tids[i], strerror(errno));

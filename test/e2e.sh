@@ -890,6 +890,46 @@ case_thread_churn() {
 	reap "$p" "$job"
 }
 
+# Dumps racing with exec (test/e2e/exec_loop.c: a new program every ~2 ms,
+# each creating one timer): an image holds what the process had when stopped
+# (that timer, or nothing when stopped between exec and timer_create), or the
+# dump fails in one line saying the process exec'ed; nothing left behind.
+case_exec_loop() {
+	local n=exec-loop dir="$TMP/exec-loop" p job i ok=0 refusedn=0 bad=0 why ids
+	mkdir -p "$dir/img"
+	"$B/test/exec_loop" "$dir" >"$dir/out" 2>&1 </dev/null &
+	job=$!
+	BG+=("$job")
+	wait_ready "$dir" exec "$job" 30 || { fail "$n/target" "exec_loop did not start: $(oneline "$dir/out")"; return; }
+	p=$(cat "$dir/exec.pid")
+	for ((i = 0; i < 20; i++)); do
+		rm -f "$dir/img"/*
+		ptimer_run "$dir/d.out" 30 dump -t "$p" -D "$dir/img"
+		if [ "$PT_RC" -eq 0 ]; then
+			ptimer_run "$dir/show.json" 30 show "$dir/img" --json
+			ids=$(ids_of_json "$dir/show.json")
+			# the ID counter survives exec (it lives in signal_struct): any one ID
+			if [ "$PT_RC" -eq 0 ] && [ "$(echo $ids | wc -w)" -le 1 ]; then
+				ok=$((ok + 1))
+			else
+				bad=$((bad + 1))
+				why="dump $i succeeded but the image has ids '$ids'"
+			fi
+		elif [ "$PT_RC" -lt 124 ] && [ "$(grep -vc '^ptimer: warning' "$dir/d.out.err")" -eq 1 ] &&
+			[ -z "$(ls -A "$dir/img")" ]; then
+			refusedn=$((refusedn + 1))
+			grep -q "called exec" "$dir/d.out.err" || info "$n: dump $i refused: $(oneline "$dir/d.out.err")"
+		else
+			bad=$((bad + 1))
+			why="dump $i: exit $PT_RC, left '$(ls -A "$dir/img" | tr '\n' ' ')': $(oneline "$dir/d.out.err")"
+		fi
+	done
+	info "$n: 20 dumps of a process that execs every ~2 ms: $ok images, $refusedn refused"
+	check "$n/consistent-or-refused" "$bad of 20 neither: last: ${why:-}" [ "$bad" -eq 0 ]
+	check "$n/target-alive" "process $p is gone: $(oneline "$dir/out")" alive "$p"
+	reap "$p" "$job"
+}
+
 # PTIMER_E2E_CASES="case_a case_b:ARG": only these cases (":" separates arguments).
 if [ -n "${PTIMER_E2E_CASES:-}" ]; then
 	for c in $PTIMER_E2E_CASES; do
@@ -936,5 +976,6 @@ case_dump_no_space
 case_unprivileged
 case_other_cpuclock
 case_thread_churn
+case_exec_loop
 
 [ "$failed" -eq 0 ]
