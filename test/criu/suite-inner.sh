@@ -56,7 +56,7 @@ kill_wait() { kill -KILL "$1" 2>/dev/null; wait_until 100 gone "$1"; }
 mkdir -p "$SRC" "$W"
 build() {
 	cd "$SRC" && tar xf "$tarball" &&
-		make deps && make -j2 && make install DESTDIR=/inst PREFIX=/usr &&
+		make deps DEPS=build && make -j2 && make install DESTDIR=/inst PREFIX=/usr &&
 		make -j2 build/test/zdtm_timers
 }
 t0=$EPOCHREALTIME
