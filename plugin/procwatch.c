@@ -44,21 +44,22 @@ struct ptimer_procwatch {
 
 #define ACK_WAIT_MS	1000	/* the ack comes at once, or never (other namespace) */
 
-/* PROC_CN_MCAST_LISTEN or _IGNORE to the connector. */
+/* PROC_CN_MCAST_LISTEN or _IGNORE to the connector: a struct cn_msg
+ * followed by the op (uapi/linux/cn_proc.h enum proc_cn_mcast_op). */
 static int send_op(struct nl_sock *sk, enum proc_cn_mcast_op op, uint32_t tag)
 {
-	struct {
-		struct cn_msg cn;
-		enum proc_cn_mcast_op op;
-	} __attribute__((packed)) m;
+	uint32_t buf[(sizeof(struct cn_msg) + sizeof(op) + 3) / 4];
+	struct cn_msg cn;
 
-	memset(&m, 0, sizeof(m));
-	m.cn.id.idx = CN_IDX_PROC;
-	m.cn.id.val = CN_VAL_PROC;
-	m.cn.ack = tag;
-	m.cn.len = sizeof(m.op);
-	m.op = op;
-	return nl_send_simple(sk, NLMSG_DONE, 0, &m, sizeof(m));
+	memset(&cn, 0, sizeof(cn));
+	cn.id.idx = CN_IDX_PROC;
+	cn.id.val = CN_VAL_PROC;
+	cn.ack = tag;
+	cn.len = sizeof(op);
+	memset(buf, 0, sizeof(buf));
+	memcpy(buf, &cn, sizeof(cn));
+	memcpy((char *)buf + sizeof(cn), &op, sizeof(op));
+	return nl_send_simple(sk, NLMSG_DONE, 0, buf, sizeof(cn) + sizeof(op));
 }
 
 static void record(struct ptimer_procwatch *w, uint32_t what, pid_t tid)
@@ -84,28 +85,30 @@ static int on_msg(struct nl_msg *msg, void *arg)
 {
 	struct ptimer_procwatch *w = arg;
 	struct nlmsghdr *h = nlmsg_hdr(msg);
-	struct cn_msg *cn;
-	struct proc_event *pe;
-	size_t need = offsetof(struct proc_event, event_data) + sizeof(pe->event_data.exit);
+	struct proc_event pe;
+	struct cn_msg cn;
+	size_t need = offsetof(struct proc_event, event_data) + sizeof(pe.event_data.exit);
 
-	if (nlmsg_datalen(h) < (int)sizeof(*cn))
+	/* cn_msg.data is only 4-byte aligned, struct proc_event wants 8: copy */
+	if (nlmsg_datalen(h) < (int)sizeof(cn))
 		return NL_SKIP;
-	cn = nlmsg_data(h);
-	if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC || cn->len < need ||
-	    (size_t)nlmsg_datalen(h) < sizeof(*cn) + need)
+	memcpy(&cn, nlmsg_data(h), sizeof(cn));
+	if (cn.id.idx != CN_IDX_PROC || cn.id.val != CN_VAL_PROC || cn.len < need ||
+	    (size_t)nlmsg_datalen(h) < sizeof(cn) + need)
 		return NL_SKIP;
-	pe = (struct proc_event *)cn->data;
+	memset(&pe, 0, sizeof(pe));
+	memcpy(&pe, (const char *)nlmsg_data(h) + sizeof(cn), cn.len < sizeof(pe) ? cn.len : sizeof(pe));
 	/* cn_proc_ack(): PROC_EVENT_NONE, our ack + 1, the error in ack.err
 	 * (seq is the kernel's event counter, not ours) */
-	if (pe->what == PROC_EVENT_NONE && cn->ack == w->tag + 1) {
+	if (pe.what == PROC_EVENT_NONE && cn.ack == w->tag + 1) {
 		w->acked = true;
-		w->ack_err = (int)pe->event_data.ack.err;
+		w->ack_err = (int)pe.event_data.ack.err;
 		return NL_SKIP;
 	}
-	if (pe->what == PROC_EVENT_EXEC && pe->event_data.exec.process_tgid == w->pid)
-		record(w, PTIMER_PROC_EXEC, pe->event_data.exec.process_pid);
-	else if (pe->what == PROC_EVENT_EXIT && pe->event_data.exit.process_tgid == w->pid)
-		record(w, PTIMER_PROC_EXIT, pe->event_data.exit.process_pid);
+	if (pe.what == PROC_EVENT_EXEC && pe.event_data.exec.process_tgid == w->pid)
+		record(w, PTIMER_PROC_EXEC, pe.event_data.exec.process_pid);
+	else if (pe.what == PROC_EVENT_EXIT && pe.event_data.exit.process_tgid == w->pid)
+		record(w, PTIMER_PROC_EXIT, pe.event_data.exit.process_pid);
 	return NL_SKIP;
 }
 
