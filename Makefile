@@ -126,7 +126,7 @@ $(B)/test/%: test/e2e/%.c
 
 tests: $(B)/ptimer $(UNIT_TESTS) $(E2E_PROGS)
 
-check: tests fuzz-build
+check: tests fuzz-build asan
 	@bash test/run.sh $(B)
 
 # The unit and end-to-end suites built with ASan and UBSan into $(B)-asan;

@@ -3,8 +3,9 @@
 #
 # test/run.sh BUILD - every unit test program (BUILD/test/test_*), then the
 # end-to-end script (test/e2e.sh), the fuzz corpus replay (test/fuzz/run.sh),
-# then the suite against real criu 4.1.1 and 4.2.1 in cached Debian roots
-# (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips it).  Output streams
+# both suites again built with ASan and UBSan (BUILD-asan, SKIP when not
+# built), then the suite against real criu 4.1.1 and 4.2.1 in cached Debian
+# roots (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips it).  Output streams
 # through; the PASS/FAIL/SKIP
 # lines of all of them are counted (test/unit/check.h), a program that exits
 # non-zero without a FAIL line (a crash) counts as one FAIL, and the last line
@@ -56,11 +57,47 @@ done
 echo "# test/e2e.sh $BUILD"
 run e2e bash test/e2e.sh "$BUILD"
 
-# ---- fuzz corpus replay --------------------------------------------------------
+# ---- fuzz corpus replay and the sanitizer build ---------------------------------
 # test/fuzz/run.sh replay: every committed test/fuzz/corpus/<target>/ input
 # through BUILD/fuzz/fuzz_<target> (libFuzzer, ASan, UBSan; 'make fuzz-build').
 echo "# test/fuzz/run.sh replay $BUILD"
 run fuzz-replay bash test/fuzz/run.sh replay "$BUILD"
+# The unit programs and test/e2e.sh again against BUILD-asan ('make asan':
+# host code and test programs with ASan and UBSan, the blob as always).
+# Sanitizer reports go to files (log_path), so a report from a process whose
+# failure a test expects still shows; each report is one FAIL.
+ASAN_BUILD=${PTIMER_ASAN_BUILD:-$BUILD-asan}
+if [ ! -x "$ASAN_BUILD/ptimer" ]; then
+	echo "SKIP sanitizers: $ASAN_BUILD/ptimer not built ('make asan'; 'make check' builds it)"
+	nskip=$((nskip + 1))
+else
+	SAN_LOG=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-san.XXXXXX")
+	chmod 1777 "$SAN_LOG"	# the e2e suite also runs ptimer unprivileged
+	trap 'rm -f "$OUT"; rm -rf "$SAN_LOG"' EXIT
+	SAN_ENV=(env "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=$SAN_LOG/asan"
+		"UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$SAN_LOG/ubsan")
+	for prog in "$ASAN_BUILD"/test/test_*; do
+		[ -x "$prog" ] || continue
+		echo "# $prog (ASan, UBSan)"
+		run "asan-$(basename "$prog")" "${SAN_ENV[@]}" "$prog"
+	done
+	echo "# test/e2e.sh $ASAN_BUILD (ASan, UBSan)"
+	run asan-e2e "${SAN_ENV[@]}" bash test/e2e.sh "$ASAN_BUILD"
+	nrep=0
+	for rep in "$SAN_LOG"/*; do
+		cat "$rep"
+		# Warnings alone ("ASan is ignoring requested ...") are shown, not counted.
+		grep -q -E 'ERROR: |runtime error|SUMMARY: ' "$rep" || continue
+		echo "FAIL sanitizer-report: $(grep -m1 -E 'ERROR: |runtime error|SUMMARY: ' "$rep") ($(basename "$rep"))"
+		nrep=$((nrep + 1))
+	done
+	if [ "$nrep" -eq 0 ]; then
+		echo "PASS sanitizers: no ASan or UBSan report from the unit and e2e suites"
+		npass=$((npass + 1))
+	else
+		nfail=$((nfail + nrep))
+	fi
+fi
 
 # ---- the kernel matrix ---------------------------------------------------------
 # test/qemu/matrix.sh: the end-to-end suite inside Debian's 6.1, 6.12 and
