@@ -191,6 +191,8 @@ static int vm_write(struct ptimer_blob *b, uint64_t addr, const void *src, size_
 	if (!len)
 		return 0;
 	w = process_vm_writev(b->tid, &local, 1, &remote, 1, 0);
+	if (w < 0 && errno == ESRCH)
+		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was working in it", b->tgid);
 	if (w != (ssize_t)len)
 		return ptimer_errf(err, w < 0 ? errno : EIO, "cannot write %zu bytes into thread %d at %#lx: %s",
 				   len, b->tid, (unsigned long)addr, w < 0 ? strerror(errno) : "short write");
@@ -205,6 +207,8 @@ static int vm_read(struct ptimer_blob *b, uint64_t addr, void *dst, size_t len, 
 	if (!len)
 		return 0;
 	r = process_vm_readv(b->tid, &local, 1, &remote, 1, 0);
+	if (r < 0 && errno == ESRCH)
+		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was working in it", b->tgid);
 	if (r != (ssize_t)len)
 		return ptimer_errf(err, r < 0 ? errno : EIO, "cannot read %zu bytes from thread %d at %#lx: %s",
 				   len, b->tid, (unsigned long)addr, r < 0 ? strerror(errno) : "short read");
