@@ -372,13 +372,13 @@ done
 cat "$T/features"
 "$PT" check >"$T/check" 2>&1
 sed 's/^/# check: /' "$T/check"
-echo "FEATURE check_prctl $(grep -i 'prctl' "$T/check" | head -1 | tr -s ' ')"
+echo "FEATURE check_prctl $(grep 'exact timer IDs' "$T/check" | head -1 | tr -s ' ')"
 EXACT=0
 grep -q '^FEATURE prctl77 [01]$' "$T/features" && EXACT=1
 # ptimer check and the probe must agree on the prctl
-if grep -i 'prctl' "$T/check" | grep -q ' yes '; then c=1; else c=0; fi
+if grep 'exact timer IDs' "$T/check" | grep -q ' yes '; then c=1; else c=0; fi
 [ "$c" = "$EXACT" ] && pass "check/prctl-agrees" ||
-	fail "check/prctl-agrees" "ptimer check says '$(grep -i prctl "$T/check" | tr -s ' ')', kprobe: $(grep prctl77 "$T/features")"
+	fail "check/prctl-agrees" "ptimer check says '$(grep 'exact timer IDs' "$T/check" | tr -s ' ')', kprobe: $(grep prctl77 "$T/features")"
 info "exact IDs: $EXACT (auto takes $([ "$EXACT" = 1 ] && echo exact || echo linear) mode)"
 
 scenario mix auto
