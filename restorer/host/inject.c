@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <compel/infect.h>
@@ -61,20 +62,37 @@ static char compel_last[256];
  */
 struct reaper {
 	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;	/* signalled by reaper_stop */
 	pid_t tgid, busy_tid;
-	volatile int stop;
+	bool stop;
 	bool running;
 };
 
+/* Reap exited threads other than busy_tid, every 20 ms until stopped.  The
+ * first look comes after 20 ms: a compel call is usually done by then. */
 static void *reaper_main(void *arg)
 {
 	struct reaper *r = arg;
 
-	while (!r->stop) {
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		struct timespec until;
 		char path[64];
 		struct dirent *de;
 		DIR *d;
 
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 20000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		while (!r->stop && pthread_cond_timedwait(&r->wake, &r->lock, &until) != ETIMEDOUT)
+			;
+		if (r->stop)
+			break;
+		pthread_mutex_unlock(&r->lock);
 		snprintf(path, sizeof(path), "/proc/%d/task", r->tgid);
 		d = opendir(path);
 		if (d) {
@@ -87,8 +105,9 @@ static void *reaper_main(void *arg)
 			}
 			closedir(d);
 		}
-		usleep(20000);
+		pthread_mutex_lock(&r->lock);
 	}
+	pthread_mutex_unlock(&r->lock);
 	return NULL;
 }
 
@@ -96,17 +115,24 @@ static void reaper_start(struct reaper *r, const struct ptimer_blob *b)
 {
 	r->tgid = b->tgid;
 	r->busy_tid = b->tid;
-	r->stop = 0;
+	r->stop = false;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->wake, NULL);
 	r->running = ptimer_compel_log_owned && b->tgid > 0 &&
 		     pthread_create(&r->thread, NULL, reaper_main, r) == 0;
 }
 
 static void reaper_stop(struct reaper *r)
 {
-	if (!r->running)
-		return;
-	r->stop = 1;
-	pthread_join(r->thread, NULL);
+	if (r->running) {
+		pthread_mutex_lock(&r->lock);
+		r->stop = true;
+		pthread_cond_signal(&r->wake);
+		pthread_mutex_unlock(&r->lock);
+		pthread_join(r->thread, NULL);
+	}
+	pthread_cond_destroy(&r->wake);
+	pthread_mutex_destroy(&r->lock);
 }
 
 /* After a failed compel call: is the process gone?  Then say so. */
