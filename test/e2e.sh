@@ -850,32 +850,35 @@ case_other_cpuclock() {
 	reap "$p" "$job"
 }
 
-# Dumps racing with threads that come and go (test/e2e/thread_churn.c):
-# each either writes an image that matches the process (its one timer, id
-# 0, aimed at the process) or fails in one line naming the thread that
-# exited; never a silent stale image, never a leftover file.
-case_thread_churn() {
-	local n=thread-churn dir="$TMP/thread-churn" p job i ok=0 refusedn=0 bad=0 why ids
+# race_dumps NAME PROGRAM TAG WHAT IMAGE_OK REFUSAL_RE: 20 dumps of a process
+# (test/e2e/PROGRAM, ready as TAG) that changes under ptimer's feet.  Each
+# dump either writes an image that IMAGE_OK (a function: PID JSON-FILE IDS)
+# accepts, or fails in one line (matching REFUSAL_RE when it is not empty)
+# leaving no file; never a silent stale image.  The target stays alive and
+# not stopped.
+race_dumps() {
+	local n=$1 prog=$2 tag=$3 what=$4 image_ok=$5 refusal=$6
+	local dir="$TMP/$n" p job i ok=0 refusedn=0 bad=0 why ids
 	mkdir -p "$dir/img"
-	"$B/test/thread_churn" "$dir" >"$dir/out" 2>&1 </dev/null &
+	"$B/test/$prog" "$dir" >"$dir/out" 2>&1 </dev/null &
 	job=$!
 	BG+=("$job")
-	wait_ready "$dir" churn "$job" 30 || { fail "$n/target" "thread_churn did not start: $(oneline "$dir/out")"; return; }
-	p=$(cat "$dir/churn.pid")
+	wait_ready "$dir" "$tag" "$job" 30 || { fail "$n/target" "$prog did not start: $(oneline "$dir/out")"; return; }
+	p=$(cat "$dir/$tag.pid")
 	for ((i = 0; i < 20; i++)); do
 		rm -f "$dir/img"/*
 		ptimer_run "$dir/d.out" 30 dump -t "$p" -D "$dir/img"
 		if [ "$PT_RC" -eq 0 ]; then
 			ptimer_run "$dir/show.json" 30 show "$dir/img" --json
 			ids=$(ids_of_json "$dir/show.json")
-			if [ "$PT_RC" -eq 0 ] && [ "$ids" = "0 " ] && grep -q "\"notify_tid\" *: *$p\b" "$dir/show.json"; then
+			if [ "$PT_RC" -eq 0 ] && "$image_ok" "$p" "$dir/show.json" "$ids"; then
 				ok=$((ok + 1))
 			else
 				bad=$((bad + 1))
 				why="dump $i succeeded but the image has ids '$ids': $(oneline "$dir/show.json" | cut -c1-200)"
 			fi
 		elif [ "$PT_RC" -lt 124 ] && [ "$(grep -vc '^ptimer: warning' "$dir/d.out.err")" -eq 1 ] &&
-			grep -qE "thread [0-9]+ exited while the process was being dumped|called exec" "$dir/d.out.err" &&
+			{ [ -z "$refusal" ] || grep -qE "$refusal" "$dir/d.out.err"; } &&
 			[ -z "$(ls -A "$dir/img")" ]; then
 			refusedn=$((refusedn + 1))
 		else
@@ -883,51 +886,28 @@ case_thread_churn() {
 			why="dump $i: exit $PT_RC, left '$(ls -A "$dir/img" | tr '\n' ' ')': $(oneline "$dir/d.out.err")"
 		fi
 	done
-	info "$n: 20 dumps of a process whose threads come and go: $ok consistent images, $refusedn refused naming a thread"
+	info "$n: 20 dumps of a process $what: $ok consistent images, $refusedn refused"
 	check "$n/consistent-or-refused" "$bad of 20 neither: last: ${why:-}" [ "$bad" -eq 0 ]
 	if why=$(not_stopped "$p"); then pass "$n/not-stopped"; else fail "$n/not-stopped" "$why"; fi
-	check "$n/target-alive" "process $p is gone" alive "$p"
+	check "$n/target-alive" "process $p is gone: $(oneline "$dir/out")" alive "$p"
 	reap "$p" "$job"
 }
 
-# Dumps racing with exec (test/e2e/exec_loop.c: a new program every ~2 ms,
-# each creating one timer): an image holds what the process had when stopped
-# (that timer, or nothing when stopped between exec and timer_create), or the
-# dump fails in one line saying the process exec'ed; nothing left behind.
+# test/e2e/thread_churn.c: its one timer, id 0, aimed at the process; a
+# refusal names the thread that exited.
+churn_image_ok() { [ "$3" = "0 " ] && grep -q "\"notify_tid\" *: *$1\b" "$2"; }
+case_thread_churn() {
+	race_dumps thread-churn thread_churn churn "whose threads come and go" churn_image_ok \
+		"thread [0-9]+ exited while the process was being dumped|called exec"
+}
+
+# test/e2e/exec_loop.c: a new program every ~2 ms, each creating one timer.
+# An image holds that timer or nothing (stopped between exec and
+# timer_create); the ID counter survives exec (it lives in signal_struct), so
+# any one ID will do.
+exec_image_ok() { [ "$(echo $3 | wc -w)" -le 1 ]; }
 case_exec_loop() {
-	local n=exec-loop dir="$TMP/exec-loop" p job i ok=0 refusedn=0 bad=0 why ids
-	mkdir -p "$dir/img"
-	"$B/test/exec_loop" "$dir" >"$dir/out" 2>&1 </dev/null &
-	job=$!
-	BG+=("$job")
-	wait_ready "$dir" exec "$job" 30 || { fail "$n/target" "exec_loop did not start: $(oneline "$dir/out")"; return; }
-	p=$(cat "$dir/exec.pid")
-	for ((i = 0; i < 20; i++)); do
-		rm -f "$dir/img"/*
-		ptimer_run "$dir/d.out" 30 dump -t "$p" -D "$dir/img"
-		if [ "$PT_RC" -eq 0 ]; then
-			ptimer_run "$dir/show.json" 30 show "$dir/img" --json
-			ids=$(ids_of_json "$dir/show.json")
-			# the ID counter survives exec (it lives in signal_struct): any one ID
-			if [ "$PT_RC" -eq 0 ] && [ "$(echo $ids | wc -w)" -le 1 ]; then
-				ok=$((ok + 1))
-			else
-				bad=$((bad + 1))
-				why="dump $i succeeded but the image has ids '$ids'"
-			fi
-		elif [ "$PT_RC" -lt 124 ] && [ "$(grep -vc '^ptimer: warning' "$dir/d.out.err")" -eq 1 ] &&
-			[ -z "$(ls -A "$dir/img")" ]; then
-			refusedn=$((refusedn + 1))
-			grep -q "called exec" "$dir/d.out.err" || info "$n: dump $i refused: $(oneline "$dir/d.out.err")"
-		else
-			bad=$((bad + 1))
-			why="dump $i: exit $PT_RC, left '$(ls -A "$dir/img" | tr '\n' ' ')': $(oneline "$dir/d.out.err")"
-		fi
-	done
-	info "$n: 20 dumps of a process that execs every ~2 ms: $ok images, $refusedn refused"
-	check "$n/consistent-or-refused" "$bad of 20 neither: last: ${why:-}" [ "$bad" -eq 0 ]
-	check "$n/target-alive" "process $p is gone: $(oneline "$dir/out")" alive "$p"
-	reap "$p" "$job"
+	race_dumps exec-loop exec_loop exec "that execs every ~2 ms" exec_image_ok ""
 }
 
 # PTIMER_E2E_CASES="case_a case_b:ARG": only these cases (":" separates arguments).
