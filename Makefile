@@ -12,7 +12,7 @@ PROTOC_C ?= protoc-c
 B       := build
 CFLAGS  ?= -O2 -g
 CFLAGS  += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -I. -I$(B)
-# libnl-3 (the proc connector watch, plugin/procwatch.c) keeps its headers in /usr/include/libnl3
+# libnl-3 (the proc connector watch, core/procwatch.c) keeps its headers in /usr/include/libnl3
 NL_CFLAGS ?= $(or $(shell pkg-config --cflags libnl-3.0 2>/dev/null),-I/usr/include/libnl3)
 CFLAGS  += $(NL_CFLAGS)
 # e.g. -fsanitize=address,undefined: host code and tests only, never the blob
@@ -39,7 +39,9 @@ PROTO_H := $(PROTOS:proto/%.proto=$(B)/proto/%.pb-c.h)
 PROTO_O := $(PROTOS:proto/%.proto=$(B)/proto/%.pb-c.o)
 
 IMAGES_SRCS  := $(wildcard images/*.c)
-CORE_SRCS    := $(filter-out plugin/cli.c plugin/ptimer_plugin.c,$(wildcard plugin/*.c))
+CORE_SRCS    := $(wildcard core/*.c)
+CLI_SRCS     := $(wildcard cli/*.c)
+PLUGIN_SRCS  := $(wildcard plugin/*.c)
 HOST_R_SRCS  := $(wildcard restorer/host/*.c)
 BLOB_SRCS    := restorer/algo.c $(wildcard restorer/blob/*.c)
 BLOB_ASM     := restorer/blob/entry.S
@@ -81,7 +83,7 @@ $(B)/restorer/blob_embed.o: restorer/blob_embed.S $(B)/restorer/blob.bin
 	$(CC) -c -DBLOB_BIN='"$(B)/restorer/blob.bin"' -o $@ $<
 
 # --- the tool ---------------------------------------------------------------
-$(B)/ptimer: $(B)/plugin/cli.o $(LIB_OBJS)
+$(B)/ptimer: $(CLI_SRCS:%.c=$(B)/%.o) $(LIB_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 # --- the CRIU plugin ----------------------------------------------------------
@@ -94,7 +96,7 @@ $(B)/plugin/ptimer_plugin.o: plugin/ptimer_plugin.c $(PROTO_H) $(wildcard */*.h 
 	@mkdir -p $(dir $@)
 	@[ -n "$(CRIU_PLUGIN_H)" ] || { echo "no criu-plugin.h: run 'make deps'" >&2; exit 1; }
 	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -fPIC -c -o $@ $<
-$(B)/ptimer_plugin.so: $(B)/plugin/ptimer_plugin.o $(LIB_OBJS)
+$(B)/ptimer_plugin.so: $(PLUGIN_SRCS:%.c=$(B)/%.o) $(LIB_OBJS)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -o $@ $^ -lprotobuf-c -ljson-c -lcap -lnl-3
 all: $(B)/ptimer_plugin.so
 
@@ -147,9 +149,9 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_CFLAGS  := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -I. -I$(B)
-FUZZ_LIB     := $(IMAGES_SRCS) plugin/util.c plugin/proc_timers.c $(PROTO_C)
+FUZZ_LIB     := $(IMAGES_SRCS) core/util.c core/proc_timers.c $(PROTO_C)
 FUZZ_BINS    := $(patsubst test/fuzz/%.c,$(B)/fuzz/%,$(wildcard test/fuzz/fuzz_*.c))
-$(B)/fuzz/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/fuzz.h $(FUZZ_LIB) $(PROTO_H) $(wildcard images/*.h plugin/*.h restorer/*.h)
+$(B)/fuzz/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/fuzz.h $(FUZZ_LIB) $(PROTO_H) $(wildcard images/*.h core/*.h restorer/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lprotobuf-c -ljson-c
 fuzz-build: $(FUZZ_BINS)

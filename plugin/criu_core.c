@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plugin/ptimer.h"
+#include "core/ptimer.h"
 #include "proto/criu_core.pb-c.h"
 
 #define CRIU_IMG_COMMON_MAGIC	0x54564319u

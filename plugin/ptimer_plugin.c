@@ -32,7 +32,7 @@
 
 #include <criu/criu-plugin.h>
 
-#include "plugin/ptimer.h"
+#include "core/ptimer.h"
 #include "restorer/host/inject.h"
 
 #define PLUGIN_NAME "ptimer"

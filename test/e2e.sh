@@ -289,7 +289,7 @@ run_scenario() {
 		# sparse-million: the cost is said up front, progress shown meanwhile
 		check "$label/announces-pairs" "the first line on stderr does not give the number of create/delete pairs: $(head -1 "$dir/restore.out.err" | cut -c1-200)" \
 			bash -c 'head -1 "$1" | grep -q "pairs"' _ "$dir/restore.out.err"
-		# A progress line comes every 3 s off a terminal (plugin/restore.c):
+		# A progress line comes every 3 s off a terminal (core/restore.c):
 		# a restore quicker than that has none to show.
 		if awk -v d="$(elapsed "$t0" "$t1")" 'BEGIN { exit !(d < 4) }'; then
 			skip "$label/shows-progress" "the restore took $(elapsed "$t0" "$t1") s, under the 3 s progress interval"

@@ -29,7 +29,7 @@
 
 #include "restorer/blob.h"
 #include "restorer/host/inject.h"
-#include "plugin/ptimer.h"
+#include "core/ptimer.h"
 
 #define PAGE 4096ul
 #define PAGE_ALIGN(x) (((x) + PAGE - 1) & ~(PAGE - 1))

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin/ptimer.h"
+#include "core/ptimer.h"
 #include "test/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -350,7 +350,7 @@ case_sparse_million() {
 	# the cost said up front, progress shown meanwhile
 	head -1 "$dir/restore.out.err" | grep -q pairs && pass "$name/announces-pairs" ||
 		fail "$name/announces-pairs" "first stderr line: $(head -1 "$dir/restore.out.err" | cut -c1-200)"
-	# ptimer prints progress every few seconds (plugin/restore.c): a quick
+	# ptimer prints progress every few seconds (core/restore.c): a quick
 	# restore may end before the first line
 	if grep -q '[0-9]%' "$dir/restore.out.err"; then
 		pass "$name/shows-progress"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The attach check (plugin/caps.c): ptimer_attach_verdict on made-up facts
+ * The attach check (core/caps.c): ptimer_attach_verdict on made-up facts
  * for every yama ptrace_scope, another tracer, another user's process, a
  * non-dumpable one (this machine may have no yama at all); then
  * ptimer_may_attach on real children: a free one passes, one we trace is
@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "plugin/ptimer.h"
+#include "core/ptimer.h"
 #include "test/unit/check.h"
 
 static struct ptimer_attach_facts same_user(int scope, bool cap)

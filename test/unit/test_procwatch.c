@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The proc connector watch (plugin/procwatch.c) against the real kernel:
+ * The proc connector watch (core/procwatch.c) against the real kernel:
  * subscribe for a child, let it exec /bin/true, and see PROC_EVENT_EXEC
  * then PROC_EVENT_EXIT for it, in that order; ptimer_procwatch_check then
  * refuses naming the process.  A watch on another pid sees none of it.
@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "plugin/ptimer.h"
+#include "core/ptimer.h"
 #include "test/unit/check.h"
 
 int main(void)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * rseq time-slice extension, host side (plugin/rseq.c) against a simulated
+ * rseq time-slice extension, host side (core/rseq.c) against a simulated
  * kernel: PTRACE_GET_RSEQ_CONFIGURATION and process memory come from tables
  * here, prctl(PR_RSEQ_SLICE_EXTENSION) from test/unit/simkernel.c through
  * the real in-target code (restorer/algo.c, PTIMER_OP_SLICE).  No kernel
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin/ptimer.h"
+#include "core/ptimer.h"
 #include "restorer/algo.h"
 #include "test/unit/check.h"
 #include "test/unit/simkernel.h"

@@ -7,7 +7,7 @@
 #include <signal.h>
 #include <time.h>
 
-#include "plugin/ptimer.h"
+#include "core/ptimer.h"
 
 int ptimer_errf(struct ptimer_err *err, int e, const char *fmt, ...)
 {

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plugin/ptimer.h"
+#include "core/ptimer.h"
 
 /* Strict decimal: optional '-', digits, nothing after; within [lo, hi]. */
 static int parse_long(const char *s, const char *end, long lo, long hi, long *out)

@@ -17,7 +17,7 @@
 
 #include <sys/capability.h>
 
-#include "plugin/ptimer.h"
+#include "core/ptimer.h"
 
 #ifndef CAP_CHECKPOINT_RESTORE
 #define CAP_CHECKPOINT_RESTORE 40	/* uapi/linux/capability.h, Linux 5.9 */

@@ -24,7 +24,7 @@
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 
-#include "plugin/ptimer.h"
+#include "core/ptimer.h"
 #include "restorer/host/inject.h"
 
 #define PTRACE_GET_RSEQ_CONFIGURATION_	0x420f	/* uapi/linux/ptrace.h, Linux 5.13 */

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plugin/ptimer.h"
+#include "core/ptimer.h"
 #include "restorer/host/inject.h"
 
 #define LINEAR_BUDGET		(1u << 16)	/* pairs per blob run: ~0.2 s here */

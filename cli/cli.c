@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plugin/ptimer.h"
+#include "core/ptimer.h"
 
 static const char usage[] =
 	"usage: ptimer dump -t PID -D DIR [--strict]\n"

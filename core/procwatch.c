@@ -27,7 +27,7 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
-#include "plugin/ptimer.h"
+#include "core/ptimer.h"
 
 #define WATCH_RCVBUF	(4 << 20)	/* bytes: a burst of exits elsewhere must not overflow it */
 

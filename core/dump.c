@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plugin/ptimer.h"
+#include "core/ptimer.h"
 #include "restorer/host/inject.h"
 
 static int cmp_timer_id(const void *a, const void *b)

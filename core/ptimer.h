@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ptimer's core, shared by the CLI (plugin/cli.c) and the CRIU plugin:
+ * ptimer's core, shared by the CLI (cli/cli.c) and the CRIU plugin:
  * reading /proc/PID/timers, stopping a process's threads, dumping and
  * restoring its POSIX timers.
  */
@@ -25,7 +25,7 @@ enum { PTIMER_LOG_ERROR, PTIMER_LOG_WARN, PTIMER_LOG_INFO, PTIMER_LOG_DEBUG };
 extern int ptimer_verbosity;	/* messages above this level are dropped */
 void ptimer_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ---- /proc/PID/timers (plugin/proc_timers.c) ---------------------------- */
+/* ---- /proc/PID/timers (core/proc_timers.c) ---------------------------- */
 
 /*
  * ptimer_proc_parse_timers - parse the text of /proc/PID/timers.
@@ -72,7 +72,7 @@ pid_t ptimer_proc_tgid(pid_t tid);
  */
 int ptimer_proc_threads(pid_t pid, pid_t **tids);
 
-/* ---- stopping a process (plugin/task.c) ---------------------------------- */
+/* ---- stopping a process (core/task.c) ---------------------------------- */
 
 struct ptimer_task {
 	pid_t pid;		/* host pid (tgid) */
@@ -94,7 +94,7 @@ struct ptimer_task {
  */
 int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err);
 
-/* What decides whether we may attach (plugin/caps.c), gathered from /proc,
+/* What decides whether we may attach (core/caps.c), gathered from /proc,
  * libcap and yama, so that the decision can be tested alone. */
 struct ptimer_attach_facts {
 	pid_t pid;			/* the target */
@@ -148,7 +148,7 @@ pid_t ptimer_task_vtid(const struct ptimer_task *t, pid_t host_tid);
 /* ptimer_task_host_tid - the host tid of own-namespace vtid, or 0. */
 pid_t ptimer_task_host_tid(const struct ptimer_task *t, pid_t vtid);
 
-/* ---- exits and exec during a dump (plugin/procwatch.c) -------------------- */
+/* ---- exits and exec during a dump (core/procwatch.c) -------------------- */
 
 /* One event of the watched process (uapi/linux/cn_proc.h PROC_EVENT_*). */
 enum { PTIMER_PROC_EXEC = 1, PTIMER_PROC_EXIT = 2 };
@@ -189,7 +189,7 @@ int ptimer_procwatch_check(struct ptimer_procwatch *w, const pid_t *tids, int n_
 /* ptimer_procwatch_stop - PROC_CN_MCAST_IGNORE, close, free.  NULL is fine. */
 void ptimer_procwatch_stop(struct ptimer_procwatch *w);
 
-/* ---- dump and restore (plugin/dump.c, plugin/restore.c) ------------------- */
+/* ---- dump and restore (core/dump.c, core/restore.c) ------------------- */
 
 struct ptimer_dump_opts {
 	bool strict;		/* refuse timers aimed at a thread that is gone */
@@ -309,7 +309,7 @@ pid_t ptimer_map_tid(const struct ptimer_task *t, const struct ptimer_image *img
 int ptimer_restore_slice_task(struct ptimer_task *t, const struct ptimer_image *img,
 			      const struct ptimer_restore_opts *o, struct ptimer_err *err);
 
-/* ---- rseq time-slice extension (plugin/rseq.c) ------------------------------ */
+/* ---- rseq time-slice extension (core/rseq.c) ------------------------------ */
 
 /* struct ptrace_rseq_configuration (uapi/linux/ptrace.h, Linux 5.13). */
 struct ptimer_rseq_config {

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "plugin/ptimer.h"
+#include "core/ptimer.h"
 
 #define SEIZE_PASSES	64	/* new threads keep appearing: give up after this */
 #define STOP_WAITS	16	/* signal-delivery stops before our interrupt stop */
