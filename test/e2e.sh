@@ -15,178 +15,9 @@
 # Needs root (ptrace, the exact-ID prctl).  No terminal, no stdin needed.
 
 set -u
-
-BUILD=${1:-build}
-B=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "FAIL e2e/setup: no build directory '$BUILD'"; exit 1; }
-PT=$B/ptimer
-ZT=$B/test/zdtm_timers
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-e2e.XXXXXX")
-BG=()
-failed=0
-
-cleanup() {
-	local p
-	for p in "${BG[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM HUP
-
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
-skip() { echo "SKIP $1: $2"; }
-info() { echo "# $*"; }
-# check NAME MESSAGE-IF-FAILED COMMAND...: PASS when COMMAND succeeds.
-check() {
-	local name=$1 msg=$2
-	shift 2
-	if "$@"; then pass "$name"; else fail "$name" "$msg"; fi
-}
-oneline() { tr '\n' ' ' <"$1" | sed 's/ *$//' | cut -c1-400; }
-now() { date +%s.%N; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
-
-for f in "$PT" "$ZT"; do
-	if [ ! -x "$f" ]; then
-		fail "e2e/setup" "$f is missing: run 'make tests' first"
-		exit 1
-	fi
-done
-if [ "$(id -u)" != 0 ]; then
-	skip "e2e" "needs root (ptrace of other processes, RLIMIT_SIGPENDING raise)"
-	exit 0
-fi
-
-# ---- processes -------------------------------------------------------------
-
-# alive PID: the process exists and is not a zombie.
-alive() {
-	local s
-	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-	s=${s##*) }
-	[ "${s%% *}" != Z ]
-}
-
-# start_role ROLE SCENARIO DIR [LABEL]: zdtm_timers in the background; its
-# pid in ROLE_PID.  Output in DIR/ROLE.out.
-# With PIDNS=1 the process is pid 1 of its own pid namespace (unshare -pf,
-# /proc stays the parent's): ROLE_PID is then unshare's pid, to wait for;
-# DIR/ROLE.pid has the process's pid as this /proc sees it.
-ROLE_PID=
-PIDNS=0
-start_role() {
-	local role=$1 sc=$2 dir=$3 pre=()
-	shift 3
-	[ "$PIDNS" = 1 ] && pre=(unshare -pf)
-	"${pre[@]}" "$ZT" "$role" "$sc" "$dir" "$@" >"$dir/$role.out" 2>&1 </dev/null &
-	ROLE_PID=$!
-	BG+=("$ROLE_PID")
-}
-
-# wait_ready DIR ROLE PID [TIMEOUT_S]: poll for DIR/ROLE.ready.
-wait_ready() {
-	local dir=$1 role=$2 pid=$3 i n=$((${4:-60} * 100))
-	for ((i = 0; i < n; i++)); do
-		[ -e "$dir/$role.ready" ] && return 0
-		alive "$pid" || { [ -e "$dir/$role.ready" ] && return 0; return 1; }
-		sleep 0.01
-	done
-	return 1
-}
-
-# reap PID [JOB]: kill the process (and the job that started it), wait.
-reap() {
-	{
-		kill -KILL "$1" ${2:+"$2"}
-		wait "${2:-$1}"
-	} 2>/dev/null
-}
-
-# not_stopped PID: no thread in stopped or traced state; else prints which.
-not_stopped() {
-	local f s
-	for f in /proc/"$1"/task/*/status; do
-		s=$(awk '/^State:/ { print $2 }' "$f" 2>/dev/null)
-		case $s in
-		t | T) echo "tid $(basename "$(dirname "$f")") is in state $s"; return 1 ;;
-		esac
-	done
-	return 0
-}
-
-# snapshot PID FILE-PREFIX: maps and timers of a process, for "untouched".
-snapshot() {
-	cat "/proc/$1/maps" >"$2.maps"
-	cat "/proc/$1/timers" >"$2.timers"
-}
-
-# untouched NAME PID FILE-PREFIX: maps and timers as in the snapshot, running.
-untouched() {
-	local name=$1 pid=$2 pre=$3 why
-	cat "/proc/$pid/maps" >"$pre.maps.after"
-	cat "/proc/$pid/timers" >"$pre.timers.after"
-	if ! cmp -s "$pre.maps" "$pre.maps.after"; then
-		fail "$name-maps-unchanged" "/proc/$pid/maps changed: $(diff "$pre.maps" "$pre.maps.after" | grep '^[<>]' | head -3 | tr '\n' ' ')"
-	else
-		pass "$name-maps-unchanged"
-	fi
-	if ! cmp -s "$pre.timers" "$pre.timers.after"; then
-		fail "$name-timers-unchanged" "/proc/$pid/timers changed: $(grep -c '^ID:' "$pre.timers") timers before, $(grep -c '^ID:' "$pre.timers.after") after; first new: $(diff "$pre.timers" "$pre.timers.after" | grep '^>' | head -2 | tr '\n' ' ')"
-	else
-		pass "$name-timers-unchanged"
-	fi
-	if why=$(not_stopped "$pid"); then pass "$name-not-stopped"; else fail "$name-not-stopped" "$why"; fi
-}
-
-# finish_verify DIR JOB: let a verify process check, then show its lines.
-finish_verify() {
-	local dir=$1 pid=$2 i rc f
-	touch "$dir/restored"
-	for ((i = 0; i < 18000; i++)); do
-		alive "$pid" || break
-		sleep 0.01
-	done
-	if alive "$pid"; then
-		kill -KILL "$pid"
-	fi
-	wait "$pid" 2>/dev/null
-	rc=$?
-	grep -E '^(PASS|FAIL|SKIP) ' "$dir/verify.out"
-	grep -vE '^(PASS|FAIL|SKIP) ' "$dir/verify.out" | sed 's/^/# verify: /'
-	f=$(grep -c '^FAIL ' "$dir/verify.out")
-	failed=$((failed + f))
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		fail "$(basename "$dir")/verify-exit" "zdtm_timers verify exited with status $rc and no FAIL line"
-	fi
-}
-
-# tid_map_args DIR: --tid-map for every non-leader thread, setup -> verify.
-tid_map_args() {
-	local dir=$1 i s v
-	TIDMAP=()
-	for ((i = 2; ; i++)); do
-		s=$(sed -n "${i}p" "$dir/setup.tids")
-		v=$(sed -n "${i}p" "$dir/verify.tids")
-		[ -n "$s" ] && [ -n "$v" ] || break
-		TIDMAP+=(--tid-map "$s=$v")
-	done
-}
-
-# ptimer_run OUTFILE TIMEOUT ARGS...: run ptimer, status in PT_RC.
-ptimer_run() {
-	local out=$1 to=$2
-	shift 2
-	timeout -k 5 "$to" "$PT" "$@" >"$out" 2>"$out.err" </dev/null
-	PT_RC=$?
-	[ "$PT_RC" -eq 124 ] && echo "(timed out after $to s)" >>"$out.err"
-	return 0
-}
-
-ids_of_proc() { awk '/^ID:/ { print $2 }' "$1" | sort -n | tr '\n' ' '; }
-ids_of_json() { grep -oE '"id" *: *-?[0-9]+' "$1" | grep -oE -- '-?[0-9]+' | sort -n | tr '\n' ' '; }
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+. "$TOP/test/lib/harness.sh"
+. "$TOP/test/e2e/lib.sh"
 
 # ---- one scenario: setup, dump, kill, verify, restore ------------------------
 
@@ -915,7 +746,7 @@ if [ -n "${PTIMER_E2E_CASES:-}" ]; then
 	for c in $PTIMER_E2E_CASES; do
 		${c//:/ }
 	done
-	[ "$failed" -eq 0 ]
+	[ "$H_FAIL" -eq 0 ]
 	exit
 fi
 
@@ -958,4 +789,17 @@ case_other_cpuclock
 case_thread_churn
 case_exec_loop
 
-[ "$failed" -eq 0 ]
+# Cases of their own: test/e2e/cases/NAME.sh, each run as
+# "bash test/e2e/cases/NAME.sh BUILD" with its own scratch directory.
+for c in "$TOP"/test/e2e/cases/*.sh; do
+	[ -f "$c" ] || continue
+	info "case $(basename "$c" .sh)"
+	(cd "$TOP" && bash "$c" "$B") >"$TMP/case.out" 2>&1 </dev/null
+	rc=$?
+	cat "$TMP/case.out"
+	nf=$(grep -c '^FAIL ' "$TMP/case.out")
+	H_FAIL=$((H_FAIL + nf))
+	[ "$rc" -ne 0 ] && [ "$nf" -eq 0 ] && fail "$(basename "$c" .sh)/exit" "exited with status $rc and printed no FAIL line"
+done
+
+[ "$H_FAIL" -eq 0 ]
