@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Cached Debian roots holding a real criu and what building ptimer needs.
 #
-#   roots.sh ensure SUITE    create or reuse the root of SUITE (trixie|sid);
+#   roots.sh ensure SUITE [SET]  create or reuse the root of SUITE (trixie|sid);
 #                            prints its path on stdout, progress and the criu
 #                            version on stderr
-#   roots.sh path SUITE      print the path (whether it exists or not)
-#   roots.sh check SUITE     exit 0 when the root is complete and current
-#   roots.sh remove SUITE    delete the root
+#   roots.sh path SUITE [SET]    print the path (whether it exists or not)
+#   roots.sh check SUITE [SET]   exit 0 when the root is complete and current
+#   roots.sh remove SUITE [SET]  delete the root
 #
-# Roots live in $PTIMER_ROOTS (default /var/cache/ptimer-test/roots)/SUITE.
+# SET names an extra package set, test/criu/roots.d/SET.pkgs (one package a
+# line, "#" comments): its root is a root of its own, SUITE-SET, holding the
+# base packages below and the set's, so suites that need more (container
+# runtimes, zdtm's tools) never rebuild a root another suite is using.
+#
+# Roots live in $PTIMER_ROOTS (default /var/cache/ptimer-test/roots)/NAME.
 # A root is built in a temporary directory beside it and renamed into place
 # only when complete; its stamp file (.ptimer-root) records the suite, the
 # criu version and a hash of the recipe (suite, package list, apt settings).
@@ -42,7 +47,14 @@ Acquire::Retries "3";
 Dpkg::Use-Pty "false";
 '
 
-usage() { die "usage: roots.sh ensure|path|check|remove SUITE   (SUITE: trixie or sid)"; }
+usage() { die "usage: roots.sh ensure|path|check|remove SUITE [SET]   (SUITE: trixie or sid; SET: a file test/criu/roots.d/SET.pkgs)"; }
+
+# set_pkgs SET: the packages of an extra set, one a line.
+set_pkgs() {
+	[ -n "$1" ] || return 0
+	[ -r "$here/roots.d/$1.pkgs" ] || die "no package set '$1' ($here/roots.d/$1.pkgs)"
+	sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$here/roots.d/$1.pkgs"
+}
 
 check_suite() {
 	case "$1" in
@@ -74,7 +86,7 @@ recipe_hash() {
 		echo "recipe $RECIPE_VERSION"
 		echo "suite $suite"
 		echo "boot ${BOOT_PKGS[*]}"
-		printf '%s\n' "${APT_PKGS[@]}" | LC_ALL=C sort
+		{ printf '%s\n' "${APT_PKGS[@]}"; set_pkgs "$SET"; } | LC_ALL=C sort
 		printf '%s' "$APT_CONF"
 	} | sha256sum | cut -c1-16
 }
@@ -126,12 +138,12 @@ build_root() {  # SUITE FINAL
 	ensure_debootstrap "$suite"
 	[ -e "/usr/share/debootstrap/scripts/$suite" ] || die "debootstrap has no script for '$suite'"
 	uri=$(mirror_uri)
-	tmp="$ROOTS/.$suite.building.$$"
+	tmp="$ROOTS/.$NAME.building.$$"
 	destroy_dir "$tmp"
 	mkdir -p "$tmp"
 	# shellcheck disable=SC2064
 	trap "destroy_dir '$tmp' || true" EXIT
-	local boot_log="$ROOTS/.$suite.debootstrap.log"
+	local boot_log="$ROOTS/.$NAME.debootstrap.log"
 	log "$suite: debootstrap into $tmp (log: $boot_log)"
 	local kr=()
 	[ -r /usr/share/keyrings/debian-archive-keyring.gpg ] && kr=(--keyring=/usr/share/keyrings/debian-archive-keyring.gpg)
@@ -142,10 +154,11 @@ build_root() {  # SUITE FINAL
 	fi
 	printf '%s' "$APT_CONF" > "$tmp/etc/apt/apt.conf.d/99ptimer-test"
 	cp /etc/resolv.conf "$tmp/etc/resolv.conf" 2>/dev/null || true
-	local apt_log="$ROOTS/.$suite.apt.log"
-	log "$suite: apt-get install ${APT_PKGS[*]} (log: $apt_log)"
+	local apt_log="$ROOTS/.$NAME.apt.log" pkgs
+	mapfile -t pkgs < <(printf '%s\n' "${APT_PKGS[@]}"; set_pkgs "$SET")
+	log "$NAME: apt-get install ${pkgs[*]} (log: $apt_log)"
 	if ! "$here/enter.sh" "$tmp" --env DEBIAN_FRONTEND=noninteractive -- \
-		sh -c 'apt-get update -q && apt-get install -y -q "$@" && apt-get clean' sh "${APT_PKGS[@]}" \
+		sh -c 'apt-get update -q && apt-get install -y -q "$@" && apt-get clean' sh "${pkgs[@]}" \
 		>"$apt_log" 2>&1; then
 		tail -n 15 "$apt_log" >&2
 		die "$suite: apt-get install inside the root failed (full log: $apt_log)"
@@ -162,7 +175,7 @@ build_root() {  # SUITE FINAL
 	} > "$tmp/$STAMP"
 	# Swap in: move the old root aside first, so FINAL is never half there.
 	if [ -e "$final" ]; then
-		local old="$ROOTS/.$suite.old.$$"
+		local old="$ROOTS/.$NAME.old.$$"
 		mv -T -- "$final" "$old"
 		mv -T -- "$tmp" "$final"
 		destroy_dir "$old"
@@ -177,7 +190,7 @@ build_root() {  # SUITE FINAL
 # other builder of this suite is running: every leftover is stale.
 clean_leftovers() {
 	local suite=$1 d
-	for d in "$ROOTS/.$suite.building."* "$ROOTS/.$suite.old."*; do
+	for d in "$ROOTS/.$NAME.building."* "$ROOTS/.$NAME.old."*; do
 		[ -e "$d" ] || continue
 		log "$suite: removing leftover $d"
 		destroy_dir "$d"
@@ -185,12 +198,12 @@ clean_leftovers() {
 }
 
 cmd_ensure() {
-	local suite=$1 final=$ROOTS/$1
+	local suite=$1 final=$ROOTS/$NAME
 	[ "$(id -u)" = 0 ] || die "must run as root"
 	mkdir -p "$ROOTS"
-	# One builder per suite at a time; a second caller waits and then reuses.
-	exec 9>"$ROOTS/.$suite.lock"
-	flock 9 || die "cannot lock $ROOTS/.$suite.lock"
+	# One builder per root at a time; a second caller waits and then reuses.
+	exec 9>"$ROOTS/.$NAME.lock"
+	flock 9 || die "cannot lock $ROOTS/.$NAME.lock"
 	clean_leftovers "$suite"
 	if root_is_current "$final" "$suite"; then
 		:
@@ -206,15 +219,18 @@ cmd_ensure() {
 	echo "$final"
 }
 
-[ $# -eq 2 ] || usage
+[ $# -eq 2 ] || [ $# -eq 3 ] || usage
 check_suite "$2"
+SET=${3:-}
+NAME=$2${SET:+-$SET}
+set_pkgs "$SET" >/dev/null
 case "$1" in
 ensure) cmd_ensure "$2" ;;
-path) echo "$ROOTS/$2" ;;
-check) root_is_current "$ROOTS/$2" "$2" ;;
+path) echo "$ROOTS/$NAME" ;;
+check) root_is_current "$ROOTS/$NAME" "$2" ;;
 remove)
 	[ "$(id -u)" = 0 ] || die "must run as root"
-	mkdir -p "$ROOTS"; exec 9>"$ROOTS/.$2.lock"; flock 9
-	destroy_dir "$ROOTS/$2" ;;
+	mkdir -p "$ROOTS"; exec 9>"$ROOTS/.$NAME.lock"; flock 9
+	destroy_dir "$ROOTS/$NAME" ;;
 *) usage ;;
 esac
