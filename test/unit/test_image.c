@@ -557,7 +557,7 @@ static void test_write_failures(void)
 	} else {
 		ret = ptimer_image_write(path, &img, &err);
 		expect_err("write: unwritable directory -> -EACCES", ret, -EACCES, &err,
-			   "Permission denied", "choose another image directory");
+			   "Permission denied", "check the permissions");
 		snprintf(names, sizeof(names), "%s/ro", dir);
 		n = list_dir(names, names, sizeof(names));
 		CHECK("write: unwritable directory leaves nothing", n == 0, "%d entries", n);
