@@ -52,7 +52,7 @@ const char *ptimer_errno_hint(int errnum)
 	case EROFS:
 		return "the file system is read-only; write elsewhere";
 	case ENOENT:
-		return "check the path";
+		return "check that the path exists";
 	case ENOTDIR:
 		return "a component of the path is not a directory; check the path";
 	case EISDIR:
