@@ -30,7 +30,7 @@ start_loop() {
 counts() { cat "$1/counts" 2>/dev/null; }
 field() { counts "$1" | awk -v f="$2" '{ for (i = 1; i < NF; i++) if ($i == f) print $(i + 1) }'; }
 
-for mode in main exited; do
+for mode in main; do
 	d=$TMP/$mode
 	if ! start_loop "$mode" "$d/src"; then
 		if grep -q '^SKIP' "$d/src/out"; then
