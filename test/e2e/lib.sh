@@ -9,7 +9,8 @@
 #   bash test/e2e/cases/NAME.sh BUILD      (from the top of the checkout)
 #
 # Sets: TOP (the checkout), FIX (test/e2e/fixtures), B (the build directory,
-# absolute), PT (ptimer), ZT (zdtm_timers), TMP (scratch directory).  Exits
+# absolute), PT (ptimer), ZT (zdtm_timers), TMP (scratch directory).  Pids to
+# kill at exit: bg_add PID (or, in bash, BG+=(PID)).  Exits
 # with a FAIL line when the build lacks a program, with a SKIP line when not
 # root.
 
@@ -21,7 +22,12 @@ PT=$B/ptimer
 ZT=$B/test/zdtm_timers
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-e2e.XXXXXX")
 
+BG=()
 e2e_cleanup() {
+	local p
+	for p in "${BG[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
 	bg_kill
 	rm -rf "$TMP"
 }
@@ -279,14 +285,15 @@ run_scenario() {
 
 # ---- processes that change under ptimer's feet -------------------------------------
 
-# race_dumps NAME PROGRAM TAG WHAT IMAGE_OK REFUSAL_RE: 20 dumps of a process
-# (test/e2e/PROGRAM, ready as TAG) that changes under ptimer's feet.  Each
-# dump either writes an image that IMAGE_OK (a function: PID JSON-FILE IDS)
-# accepts, or fails in one line (matching REFUSAL_RE when it is not empty)
-# leaving no file; never a silent stale image.  The target stays alive and
+# race_dumps NAME PROGRAM TAG WHAT IMAGE_OK REFUSAL_RE [MIN_OK]: 20 dumps of a
+# process (test/e2e/PROGRAM, ready as TAG) that changes under ptimer's feet.
+# Each dump either writes an image that IMAGE_OK (a function: PID JSON-FILE
+# IDS) accepts, or fails in one line (matching REFUSAL_RE when it is not
+# empty) leaving no file; never a silent stale image.  At least MIN_OK
+# (default 0) of the 20 must write an image.  The target stays alive and
 # not stopped.
 race_dumps() {
-	local n=$1 prog=$2 tag=$3 what=$4 image_ok=$5 refusal=$6
+	local n=$1 prog=$2 tag=$3 what=$4 image_ok=$5 refusal=$6 min_ok=${7:-0}
 	local dir="$TMP/$n" p job i ok=0 refusedn=0 bad=0 why ids
 	mkdir -p "$dir/img"
 	"$B/test/$prog" "$dir" >"$dir/out" 2>&1 </dev/null &
@@ -317,6 +324,9 @@ race_dumps() {
 	done
 	info "$n: 20 dumps of a process $what: $ok consistent images, $refusedn refused"
 	check "$n/consistent-or-refused" "$bad of 20 neither: last: ${why:-}" [ "$bad" -eq 0 ]
+	[ "$min_ok" -gt 0 ] && check "$n/images-written" \
+		"$ok of 20 dumps wrote an image, want $min_ok; last refusal: $(oneline "$dir/d.out.err")" \
+		[ "$ok" -ge "$min_ok" ]
 	if why=$(not_stopped "$p"); then pass "$n/not-stopped"; else fail "$n/not-stopped" "$why"; fi
 	check "$n/target-alive" "process $p is gone: $(oneline "$dir/out")" alive "$p"
 	reap "$p" "$job"
