@@ -97,7 +97,7 @@ int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *ti
 	got = calloc(n, sizeof(*got));
 	if (!got)
 		return ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
-	ret = ptimer_blob_open(&b, t->tids[0], n, 0, err);
+	ret = ptimer_blob_open(&b, ptimer_task_runner(t), n, 0, err);
 	if (ret)
 		goto out;
 	ret = ptimer_blob_load(b, timers, NULL, err);
