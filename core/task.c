@@ -64,6 +64,35 @@ static bool proc_is_kthread(pid_t pid)
 }
 
 /*
+ * A thread in do_exit() (PF_EXITING, 0x00000004 in the flags field of
+ * /proc/PID/task/TID/stat, include/linux/sched.h), a zombie, or one already
+ * gone.  ptrace_attach() (kernel/ptrace.c) refuses a PF_EXITING task with
+ * EPERM, the same errno as a permission failure: this tells them apart.
+ */
+static bool thread_exiting(pid_t pid, pid_t tid)
+{
+	char path[96], buf[1024], *p;
+	unsigned long flags = 0;
+	char state = 0;
+	size_t r;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT || errno == ESRCH;
+	r = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	if (!r)
+		return true;	/* the kernel had nothing more to say: released */
+	buf[r] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+		return false;
+	return state == 'Z' || state == 'X' || (flags & 0x00000004ul);
+}
+
+/*
  * Wait for the PTRACE_EVENT_STOP our interrupt asked for.  A signal that
  * was pending arrives first as a signal-delivery stop: hand it back to the
  * thread (PTRACE_CONT with it) so nothing is lost, then wait again.
@@ -164,15 +193,21 @@ static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, s
 			continue;
 		}
 		if (ptrace(PTRACE_SEIZE, tids[i], NULL, NULL)) {
-			if (errno == ESRCH && tids[i] != pid)
-				continue;	/* thread exited meanwhile */
-			if (errno == EPERM)
+			int e = errno;
+
+			/* exited meanwhile, or exiting: EPERM from ptrace_attach() */
+			if ((e == ESRCH || (e == EPERM && thread_exiting(pid, tids[i]))) && tids[i] != pid)
+				continue;
+			if (e == EPERM && thread_exiting(pid, tids[i]))
+				ret = ptimer_errf(err, ESRCH, "cannot attach to process %d: its thread group leader "
+						  "is exiting", pid);
+			else if (e == EPERM)
 				ret = ptimer_errf(err, EPERM, "cannot attach to process %d (thread %d): operation "
 						  "not permitted; run as root or with CAP_SYS_PTRACE%s", pid, tids[i],
 						  ptimer_yama_hint());
 			else
-				ret = ptimer_errf(err, errno, "cannot attach to process %d (thread %d): %s", pid,
-						  tids[i], strerror(errno));
+				ret = ptimer_errf(err, e, "cannot attach to process %d (thread %d): %s", pid,
+						  tids[i], strerror(e));
 			break;
 		}
 		idx = task_add(t, tids[i]);
@@ -256,18 +291,28 @@ int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 	return ret;
 }
 
-void ptimer_task_release(struct ptimer_task *t)
+int ptimer_task_release(struct ptimer_task *t)
 {
-	for (int i = 0; i < t->n_threads; i++)
-		if (t->seized[i] && ptrace(PTRACE_DETACH, t->tids[i], NULL, NULL) && errno != ESRCH)
+	int left = 0;
+
+	for (int i = 0; i < t->n_threads; i++) {
+		if (!t->seized[i] || !ptrace(PTRACE_DETACH, t->tids[i], NULL, NULL))
+			continue;
+		/* PTRACE_DETACH needs the thread in its ptrace stop
+		 * (ptrace_check_attach()): ESRCH means it left it, killed */
+		if (errno == ESRCH)
+			left++;
+		else
 			ptimer_log(PTIMER_LOG_WARN, "cannot detach from thread %d: %s", t->tids[i],
 				   strerror(errno));
+	}
 	free(t->tids);
 	free(t->vtids);
 	free(t->seized);
 	t->tids = t->vtids = NULL;
 	t->seized = NULL;
 	t->n_threads = 0;
+	return left;
 }
 
 pid_t ptimer_task_vtid(const struct ptimer_task *t, pid_t host_tid)
