@@ -5,7 +5,9 @@
 # end-to-end script (test/e2e.sh), the fuzz corpus replay (test/fuzz/run.sh),
 # both suites again built with ASan and UBSan (BUILD-asan, SKIP when not
 # built), then the suite against real criu 4.1.1 and 4.2.1 in cached Debian
-# roots (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips it).
+# roots (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips it) and CRIU's own
+# zdtm suite with and without the plugin (test/criu/zdtm.sh; skipped with
+# PTIMER_SKIP_CRIU=1 or PTIMER_SKIP_ZDTM=1).
 #
 # Output, as kselftest prints it (test/lib/harness.sh): the plan "1..N" (N
 # programs and suites), their output streamed through, "ok K NAME" or "not ok
@@ -63,11 +65,11 @@ if [ -x "$ASAN_BUILD/ptimer" ]; then
 	done
 fi
 # the units, e2e, fuzz replay, the sanitizer stage (its units, its e2e and
-# the report check, or one SKIP), the kernel matrix, criu
+# the report check, or one SKIP), the kernel matrix, criu, zdtm
 if [ -x "$ASAN_BUILD/ptimer" ]; then
-	plan $((${#units[@]} + 2 + ${#asan_units[@]} + 2 + 2))
+	plan $((${#units[@]} + 2 + ${#asan_units[@]} + 2 + 3))
 else
-	plan $((${#units[@]} + 2 + 1 + 2))
+	plan $((${#units[@]} + 2 + 1 + 3))
 fi
 
 for prog in "${units[@]}"; do
@@ -130,6 +132,13 @@ if [ -n "${PTIMER_SKIP_CRIU:-}" ]; then
 else
 	echo "# test/criu/suite.sh check"
 	run criu bash test/criu/suite.sh check
+fi
+if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_ZDTM:-}" ]; then
+	skip zdtm "PTIMER_SKIP_CRIU or PTIMER_SKIP_ZDTM is set"
+	stage_done zdtm "$H_FAIL"
+else
+	echo "# test/criu/zdtm.sh"
+	run zdtm bash test/criu/zdtm.sh
 fi
 
 totals
