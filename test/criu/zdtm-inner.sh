@@ -114,8 +114,16 @@ run() {
 	rm -rf dump
 }
 
-for mode in $MODES; do
-	for flavor in $FLAVORS; do
+# Flavor by flavor, both modes each, so that a run cut short by the time
+# budget (ZDTM_DEADLINE, epoch seconds) leaves whole flavors behind it.
+for flavor in $FLAVORS; do
+	for mode in $MODES; do
+		if [ -n "${ZDTM_DEADLINE:-}" ] && [ "$(date +%s)" -ge "$ZDTM_DEADLINE" ]; then
+			for t in $TIMER_TESTS $OTHER_TESTS; do
+				echo "R $mode $flavor $t budget not run: over the time budget (PTIMER_ZDTM_BUDGET)"
+			done
+			continue
+		fi
 		t0=$EPOCHREALTIME
 		# shellcheck disable=SC2086
 		run "$mode" "$flavor" 3 $TIMER_TESTS
