@@ -83,6 +83,10 @@ $(B)/restorer/blob_embed.o: restorer/blob_embed.S $(B)/restorer/blob.bin
 	$(CC) -c -DBLOB_BIN='"$(B)/restorer/blob.bin"' -o $@ $<
 
 # --- the tool ---------------------------------------------------------------
+# VERSION holds the release, printed by `ptimer --version`.
+VERSION := $(shell cat VERSION)
+$(B)/cli/cli.o: CFLAGS += -DPTIMER_VERSION='"$(VERSION)"'
+$(B)/cli/cli.o: VERSION
 $(B)/ptimer: $(CLI_SRCS:%.c=$(B)/%.o) $(LIB_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -105,6 +109,7 @@ DESTDIR ?=
 install: all
 	install -D -m 0755 $(B)/ptimer $(DESTDIR)$(PREFIX)/bin/ptimer
 	install -D -m 0644 $(B)/ptimer_plugin.so $(DESTDIR)$(PREFIX)/lib/criu/ptimer_plugin.so
+	install -D -m 0644 man/ptimer.1 $(DESTDIR)$(PREFIX)/share/man/man1/ptimer.1
 
 # --- tests ------------------------------------------------------------------
 UNIT_TESTS := $(patsubst test/unit/test_%.c,$(B)/test/test_%,$(wildcard test/unit/test_*.c))

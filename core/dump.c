@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <linux/ptrace.h>	/* struct ptrace_peeksiginfo_args, PTRACE_PEEKSIGINFO_SHARED */
@@ -177,7 +178,7 @@ int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *ti
 	got = calloc(n, sizeof(*got));
 	if (!got)
 		return ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
-	ret = ptimer_blob_open(&b, t->tids[0], n, 0, err);
+	ret = ptimer_blob_open(&b, ptimer_task_runner(t), n, 0, err);
 	if (ret)
 		goto out;
 	ret = ptimer_blob_load(b, timers, NULL, err);
@@ -262,11 +263,17 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 	struct ptimer_err werr;
 	char path[4096];
 	pid_t *tids = NULL;
-	int ret, n_tids = 0, left;
+	struct stat sb;
+	int ret, n_tids = 0, left, sig;
 
-	if (access(dir, W_OK | X_OK))
+	if (stat(dir, &sb))
 		return ptimer_errf(err, errno, "image directory %s: %s; %s", dir, strerror(errno),
-				   errno == ENOENT ? "create it or pass another -D" : "pass a writable -D");
+				   errno == ENOENT ? "create it or pass another -D" : "pass another -D");
+	if (!S_ISDIR(sb.st_mode))
+		return ptimer_errf(err, ENOTDIR, "image directory %s: not a directory; pass a directory as -D",
+				   dir);
+	if (access(dir, W_OK | X_OK))
+		return ptimer_errf(err, errno, "image directory %s: %s; pass a writable -D", dir, strerror(errno));
 	/*
 	 * The image is the process as it was while stopped: an exec from before
 	 * the seize to the release, or an exit of a dumped thread while it was
@@ -315,6 +322,15 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 		ret = ptimer_errf(err, ret, "image path in %s is too long", dir);
 	if (!ret && w)
 		ret = ptimer_procwatch_check(w, tids, n_tids, &win, err);
+	/*
+	 * The last point where the dump can be abandoned with nothing written:
+	 * a stop signal held since the freeze (ptimer_block_stop_signals) ends
+	 * it here; one that comes later lets it finish.
+	 */
+	sig = ret ? 0 : ptimer_pending_stop_signal();
+	if (sig)
+		ret = ptimer_errf(err, EINTR, "process %d: interrupted by signal %d (%s); nothing written",
+				  pid, sig, strsignal(sig));
 	if (!ret)
 		ret = ptimer_image_write(path, &img, err);
 	if (!ret)

@@ -81,14 +81,31 @@ struct ptimer_task {
 	pid_t *tids;		/* host tids, leader first */
 	pid_t *vtids;		/* the same, in the process's own namespace */
 	bool *seized;		/* tids[i] is attached by us */
+	int runner;		/* index of the thread code runs in: the first
+				   live one (the leader may have exited) */
+	bool stopped;		/* the process was in a group-stop (SIGSTOP,
+				   SIGTSTP, ...) when seized: it stays stopped */
 };
+
+/*
+ * ptimer_task_runner - the host tid of t's thread that ptimer runs code in:
+ * the leader, or when the leader has exited (pthread_exit() while other
+ * threads live: a zombie that holds the process's pid) the first live
+ * thread.  Timers belong to the process (kernel/time/posix-timers.c keeps
+ * them in signal_struct), so any of its threads can read and create them.
+ */
+pid_t ptimer_task_runner(const struct ptimer_task *t);
 
 /*
  * ptimer_task_seize - PTRACE_SEIZE + PTRACE_INTERRUPT every thread of pid
  * and wait until each is in a ptrace stop, listing /proc/PID/task again
  * until no new thread shows up (bounded).  Pending signals met on the way
  * are re-injected, so nothing is lost.  Source: ptrace(2) "PTRACE_SEIZE",
- * CRIU compel/src/lib/infect.c compel_stop_task().  On failure every thread
+ * CRIU compel/src/lib/infect.c compel_stop_task().  A leader that has
+ * exited while other threads live is listed but not attached (a zombie
+ * cannot be traced); a process in a group-stop is seized stopped
+ * (t->stopped) and goes back to its stop on release (ptrace(2) "group-stop";
+ * PTRACE_DETACH re-enters it).  On failure every thread
  * seized so far is released.  Returns 0 or -errno (EPERM: no ptrace
  * permission, ESRCH: gone), err set.
  */
@@ -234,8 +251,10 @@ int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *ti
  * release (proc connector, ptimer_procwatch_*, events by timestamp), or a
  * dumped thread that left its stop (PTRACE_DETACH ESRCH) fails the dump
  * (-ESTALE, no image left); what it does after the release does not count.
- * Without the watch (no CAP_NET_ADMIN) a warning.  Returns 0 or -errno,
- * err set.
+ * Without the watch (no CAP_NET_ADMIN) a warning.  A stop signal held and
+ * pending (ptimer_pending_stop_signal) before the write gives -EINTR with
+ * nothing written.  Returns 0, -ENOTDIR (dir is not a directory), -EINTR,
+ * -ESTALE, or another -errno of the seize, the dump or the write; err set.
  */
 int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o,
 		struct ptimer_err *err);
@@ -346,7 +365,8 @@ struct ptimer_rseq_config {
  *  slice: run PTIMER_OP_SLICE (how: enum ptimer_slice_how, arg: SET's
  *    arg3) in host tid; get and set get the kernel's answers (0/1, or -errno;
  *    set is 1 when SET was not run).
- *  mem: read (write false) or write len bytes at addr in process pid.
+ *  mem: read (write false) or write len bytes at addr in the process of
+ *    host tid pid (a live thread: a zombie leader has no memory to read).
  */
 struct ptimer_rseq_ops {
 	int (*get_config)(void *ctx, pid_t tid, struct ptimer_rseq_config *c);

@@ -526,7 +526,7 @@ static void test_write_failures(void)
 	snprintf(path, sizeof(path), "%s/missing/ptimers-5.img", dir);
 	ret = ptimer_image_write(path, &img, &err);
 	expect_err("write: into a missing directory -> -ENOENT", ret, -ENOENT, &err,
-		   "cannot write image ", "No such file or directory; check that the image directory");
+		   "cannot write image ", "No such file or directory; check that the path exists");
 	CHECK("write: message names the image path", strstr(err.msg, path) != NULL, "%s", err.msg);
 	n = list_dir(dir, names, sizeof(names));
 	CHECK("write: missing directory leaves nothing", n == 0, "%d entries: %s", n, names);
@@ -558,7 +558,7 @@ static void test_write_failures(void)
 	} else {
 		ret = ptimer_image_write(path, &img, &err);
 		expect_err("write: unwritable directory -> -EACCES", ret, -EACCES, &err,
-			   "Permission denied", "choose another image directory");
+			   "Permission denied", "check the permissions");
 		snprintf(names, sizeof(names), "%s/ro", dir);
 		n = list_dir(names, names, sizeof(names));
 		CHECK("write: unwritable directory leaves nothing", n == 0, "%d entries", n);
