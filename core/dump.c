@@ -106,7 +106,8 @@ static struct ptimer_timer *timer_by_id(struct ptimer_timer *timers, uint32_t n,
  * siginfo marks its timer (si_timerid) pending.  A timer owns one sigqueue
  * (kernel/time/posix-timers.c), so at most one is its own.
  */
-static int peek_queue(pid_t tid, bool shared, struct ptimer_timer *timers, uint32_t n, struct ptimer_err *err)
+static int peek_queue(const struct ptimer_task *t, pid_t tid, bool shared, struct ptimer_timer *timers, uint32_t n,
+		      struct ptimer_err *err)
 {
 	struct ptrace_peeksiginfo_args a = { .off = 0, .flags = shared ? PTRACE_PEEKSIGINFO_SHARED : 0,
 					     .nr = PEEK_BATCH };
@@ -115,6 +116,11 @@ static int peek_queue(pid_t tid, bool shared, struct ptimer_timer *timers, uint3
 	for (;;) {
 		long got = ptrace(PTRACE_PEEKSIGINFO, tid, &a, si);
 
+		/* an exited leader (a zombie, not in a ptrace stop: ESRCH) has no
+		 * queue of its own left; its process's queue is read through
+		 * a live thread */
+		if (got < 0 && errno == ESRCH && !shared && tid != ptimer_task_runner(t))
+			return 0;
 		if (got < 0)
 			return ptimer_errf(err, errno, "reading the %s signal queue of thread %d "
 					   "(PTRACE_PEEKSIGINFO): %s", shared ? "shared" : "private", tid,
@@ -146,10 +152,10 @@ static int peek_queue(pid_t tid, bool shared, struct ptimer_timer *timers, uint3
 static int read_pending(const struct ptimer_task *t, struct ptimer_timer *timers, uint32_t n,
 			struct ptimer_err *err)
 {
-	int ret = peek_queue(t->tids[0], true, timers, n, err);
+	int ret = peek_queue(t, ptimer_task_runner(t), true, timers, n, err);
 
 	for (int i = 0; !ret && i < t->n_threads; i++)
-		ret = peek_queue(t->tids[i], false, timers, n, err);
+		ret = peek_queue(t, t->tids[i], false, timers, n, err);
 	for (uint32_t i = 0; !ret && i < n; i++) {
 		struct ptimer_timer *tm = &timers[i];
 
