@@ -119,6 +119,10 @@ $(B)/test/test_rseq: test/unit/test_rseq.c test/unit/simkernel.c restorer/algo.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DPTIMER_SIMKERNEL -o $@ test/unit/test_rseq.c test/unit/simkernel.c restorer/algo.c \
 		$(LIB_OBJS) $(LDLIBS)
+# The plugin's settings file (plugin/conf.c needs no criu headers).
+$(B)/test/test_plugin_conf: test/unit/test_plugin_conf.c $(B)/plugin/conf.o $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 $(B)/test/test_%: test/unit/test_%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
