@@ -6,6 +6,7 @@
 #   make demo    deps, build, dump a process with sparse timers, restore it
 #   make bench   restore benchmarks, printed as ratios from one run
 #   make fuzz    libFuzzer targets (test/fuzz/), each run FUZZ_SECONDS (30)
+#   make deb     build/ptimer_VERSION_ARCH.deb (packaging/mkdeb.sh)
 
 CC      ?= gcc
 PROTOC_C ?= protoc-c
@@ -49,7 +50,7 @@ BLOB_ASM     := restorer/blob/entry.S
 LIB_OBJS := $(PROTO_O) $(IMAGES_SRCS:%.c=$(B)/%.o) $(CORE_SRCS:%.c=$(B)/%.o) \
 	$(HOST_R_SRCS:%.c=$(B)/%.o) $(B)/restorer/blob_embed.o
 
-.PHONY: all deps check unit e2e demo bench clean install asan fuzz fuzz-build
+.PHONY: all deb deps check unit e2e demo bench clean install asan fuzz fuzz-build
 # Generated protobuf sources and blob stages are kept, not intermediate.
 .SECONDARY:
 all: $(B)/ptimer
@@ -105,6 +106,12 @@ DESTDIR ?=
 install: all
 	install -D -m 0755 $(B)/ptimer $(DESTDIR)$(PREFIX)/bin/ptimer
 	install -D -m 0644 $(B)/ptimer_plugin.so $(DESTDIR)$(PREFIX)/lib/criu/ptimer_plugin.so
+
+# A Debian package of the binary and the plugin (in /usr/lib/criu), with its
+# dependencies and /etc/criu/ptimer.conf: apt-get install ./build/ptimer_*.deb
+VERSION ?= 0.1.0
+deb: all
+	@sh packaging/mkdeb.sh $(B) $(VERSION)
 
 # --- tests ------------------------------------------------------------------
 UNIT_TESTS := $(patsubst test/unit/test_%.c,$(B)/test/test_%,$(wildcard test/unit/test_*.c))

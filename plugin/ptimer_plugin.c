@@ -92,9 +92,14 @@ static int ptimer_plugin_init(int stage)
 		ptimer_log(PTIMER_LOG_ERROR, "%s", err.msg);
 		return -1;
 	}
-	ptimer_log(PTIMER_LOG_DEBUG, "settings from %s and the environment: criu-mode %s, strict %s",
-		   conf.path[0] ? conf.path : "defaults (no " PTIMER_CONF_DEFAULT_PATH ")",
-		   conf.criu_mode == PTIMER_CRIU_NATIVE ? "native" : "takeover", conf.strict ? "yes" : "no");
+	ptimer_log(PTIMER_LOG_INFO, "settings (%s, then the environment): criu-mode %s, strict %s, "
+		   "restore-mode %s, rseq-slice %s",
+		   conf.path[0] ? conf.path : "no settings file",
+		   conf.criu_mode == PTIMER_CRIU_NATIVE ? "native" : "takeover", conf.strict ? "yes" : "no",
+		   conf.restore_mode == PTIMER_RESTORE_EXACT ? "exact" :
+		   conf.restore_mode == PTIMER_RESTORE_LINEAR ? "linear" : "auto",
+		   conf.rseq_slice == PTIMER_RSEQ_SLICE_REQUIRE ? "require" :
+		   conf.rseq_slice == PTIMER_RSEQ_SLICE_OFF ? "off" : "auto");
 #ifndef PTIMER_HAVE_CHECKPOINT_DEVICES
 	if (stage == CR_PLUGIN_STAGE__DUMP) {
 		ptimer_log(PTIMER_LOG_ERROR, "built against a criu-plugin.h without the CHECKPOINT_DEVICES "
