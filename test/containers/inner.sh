@@ -126,19 +126,20 @@ timers() {
 		/^ClockID:/ { print id, s, n, $2 }' "/proc/$pid/timers" | sort -n
 }
 
-# bundle NAME LABEL DIR: an OCI bundle in DIR running the program.
+# bundle NAME LABEL DIR: an OCI bundle in DIR running the program
+# (scenario $SCEN, default container).
 bundle() {
 	local name=$1 label=$2 b=$3
 	rm -rf "$b"
 	mkdir -p "$b"
 	cp -a "$ROOTFS" "$b/rootfs"
 	(cd "$b" && runc spec) || return 1
-	python3 - "$b/config.json" "$label" "$name" <<'PY'
+	python3 - "$b/config.json" "$label" "$name" "${SCEN:-container}" <<'PY'
 import json, sys
-p, label, name = sys.argv[1:4]
+p, label, name, scen = sys.argv[1:5]
 c = json.load(open(p))
 c["process"]["terminal"] = False
-c["process"]["args"] = ["/zt", "criu", "container", "/state", label]
+c["process"]["args"] = ["/zt", "criu", scen, "/state", label]
 c["root"]["readonly"] = False
 c["linux"]["cgroupsPath"] = "/ptimer-ct/" + name
 json.dump(c, open(p, "w"), indent=1)
