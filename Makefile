@@ -84,6 +84,10 @@ $(B)/restorer/blob_embed.o: restorer/blob_embed.S $(B)/restorer/blob.bin
 	$(CC) -c -DBLOB_BIN='"$(B)/restorer/blob.bin"' -o $@ $<
 
 # --- the tool ---------------------------------------------------------------
+# VERSION holds the release, printed by `ptimer --version`.
+VERSION := $(shell cat VERSION)
+$(B)/cli/cli.o: CFLAGS += -DPTIMER_VERSION='"$(VERSION)"'
+$(B)/cli/cli.o: VERSION
 $(B)/ptimer: $(CLI_SRCS:%.c=$(B)/%.o) $(LIB_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -106,6 +110,7 @@ DESTDIR ?=
 install: all
 	install -D -m 0755 $(B)/ptimer $(DESTDIR)$(PREFIX)/bin/ptimer
 	install -D -m 0644 $(B)/ptimer_plugin.so $(DESTDIR)$(PREFIX)/lib/criu/ptimer_plugin.so
+	install -D -m 0644 man/ptimer.1 $(DESTDIR)$(PREFIX)/share/man/man1/ptimer.1
 
 # A Debian package of the binary and the plugin (in /usr/lib/criu), with its
 # dependencies and /etc/criu/ptimer.conf: apt-get install ./build/ptimer_*.deb

@@ -41,30 +41,31 @@ void ptimer_err_set(struct ptimer_err *err, const char *fmt, ...)
 
 const char *ptimer_errno_hint(int errnum)
 {
+	/* About the path only: these reach users of show, encode, restore and the plugin alike. */
 	switch (errnum) {
 	case ENOSPC:
 	case EDQUOT:
-		return "free space or choose another image directory (-D)";
+		return "free space on that file system or write elsewhere";
 	case EACCES:
 	case EPERM:
-		return "check the permissions or choose another image directory (-D)";
+		return "check the permissions of the file and its directory";
 	case EROFS:
-		return "the file system is read-only; choose another image directory (-D)";
+		return "the file system is read-only; write elsewhere";
 	case ENOENT:
-		return "check that the image directory (-D) exists and the pid is right";
+		return "check that the path exists";
 	case ENOTDIR:
-		return "a component of the path is not a directory; check -D";
+		return "a component of the path is not a directory; check the path";
 	case EISDIR:
-		return "the path is a directory; name the image file or pass its directory as -D";
+		return "the path is a directory; name the image file";
 	case ENAMETOOLONG:
-		return "use a shorter image directory path";
+		return "use a shorter path";
 	case EMFILE:
 	case ENFILE:
 		return "too many open files; raise the limit (ulimit -n) and retry";
 	case ENOMEM:
 		return "free memory and retry";
 	case EIO:
-		return "the storage reported an I/O error; check the device, then dump again";
+		return "the storage reported an I/O error; check the device";
 	}
 	return "check the path and retry";
 }
@@ -351,8 +352,7 @@ static int read_whole(const char *path, uint8_t **bufp, size_t *sizep, struct pt
 	}
 	if (!S_ISREG(st.st_mode)) {
 		ret = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-		ptimer_err_set(err, "cannot read image %s: not a regular file; %s",
-			       path, ptimer_errno_hint(EISDIR));
+		ptimer_err_set(err, "cannot read image %s: not a regular file; name the image file", path);
 		goto out;
 	}
 	if ((uint64_t)st.st_size > IMG_MAX_FILE) {
@@ -655,8 +655,8 @@ int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct pt
 			return -ENAMETOOLONG;
 		}
 		if (stat(buf, &st) || !S_ISREG(st.st_mode)) {
-			ptimer_err_set(err, "no image for pid %d: %s is missing; check the image "
-				       "directory (-D) and the pid (as seen inside its namespace)",
+			ptimer_err_set(err, "no image for pid %d: %s is missing; check the directory "
+				       "and the pid (as seen inside the dumped process's namespace)",
 				       pid, buf);
 			return -ENOENT;
 		}
@@ -685,7 +685,7 @@ int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct pt
 
 	if (n == 0) {
 		ptimer_err_set(err, "no " IMG_PREFIX "<pid>" IMG_SUFFIX " image in %s; "
-			       "check the image directory (-D)", dir);
+			       "check the directory", dir);
 		return -ENOENT;
 	}
 	if (n > 1) {
