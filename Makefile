@@ -184,7 +184,8 @@ clean:
 	rm -rf $(B) $(B)-asan
 
 # --- dependencies -------------------------------------------------------------
-# Debian 13 and later ship compel as libcompel-dev; Debian 12 only inside criu.
+# Debian 13 and later ship compel as libcompel-dev and criu-plugin.h as
+# libcriu-dev; Debian 12 has both only inside criu.
 # Build dependencies only: this also runs inside the criu test roots.  The
 # test harnesses install their own tools (test/qemu/deps.sh: qemu, busybox;
 # test/criu/roots.sh: debootstrap).
@@ -196,6 +197,7 @@ DEPS ?= all
 deps:
 	@compel=libcompel-dev; \
 	apt-cache show libcompel-dev >/dev/null 2>&1 || compel=criu; \
+	if apt-cache show libcriu-dev >/dev/null 2>&1; then compel="$$compel libcriu-dev"; fi; \
 	test=""; \
 	if [ "$(DEPS)" != build ]; then \
 		rt=$$(apt-cache show clang 2>/dev/null | sed -n 's/^Depends:.*clang-\([0-9][0-9]*\).*/libclang-rt-\1-dev/p' | head -n1); \

@@ -5,7 +5,8 @@
 # end-to-end script (test/e2e.sh), the fuzz corpus replay (test/fuzz/run.sh),
 # both suites again built with ASan and UBSan (BUILD-asan, SKIP when not
 # built), then the suite against real criu 4.1.1 and 4.2.1 in cached Debian
-# roots (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips it).  Output streams
+# roots (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips it), then container
+# runtimes (test/containers/suite.sh; also skipped by PTIMER_SKIP_CRIU=1).  Output streams
 # through; the PASS/FAIL/SKIP
 # lines of all of them are counted (test/unit/check.h), a program that exits
 # non-zero without a FAIL line (a crash) counts as one FAIL, and the last line
@@ -116,6 +117,17 @@ if [ -n "${PTIMER_SKIP_CRIU:-}" ]; then
 else
 	echo "# test/criu/suite.sh check"
 	run criu bash test/criu/suite.sh check
+fi
+# test/containers/suite.sh: runc, crun and podman with the plugin's .deb in
+# roots of their own, the trixie -> sid moves, and the install on Debian 12,
+# 13 and sid (test/containers/install.sh).  PTIMER_SKIP_CRIU=1 or
+# PTIMER_SKIP_CONTAINERS=1 leave it out.
+if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_CONTAINERS:-}" ]; then
+	echo "SKIP containers: PTIMER_SKIP_CRIU or PTIMER_SKIP_CONTAINERS is set"
+	nskip=$((nskip + 1))
+else
+	echo "# test/containers/suite.sh check"
+	run containers env PTIMER_BUILD="$BUILD" bash test/containers/suite.sh check
 fi
 
 echo "$npass passed, $nfail failed, $nskip skipped"

@@ -55,10 +55,13 @@ wait_until() {  # TENTHS CMD...
 secs() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }'; }
 
 # ---- build and install ----------------------------------------------------------
-rm -rf /var/tmp/ptimer-ct
+# PTIMER_CT_REUSE=1 (while working on the suite): keep the last build
+[ -n "${PTIMER_CT_REUSE:-}" ] && [ -x "$W/zt" ] || rm -rf /var/tmp/ptimer-ct
 mkdir -p "$SRC" "$W"
 t0=$EPOCHREALTIME
-if (cd "$SRC" && tar xf /ptimer-src.tar && make deps DEPS=build && make -j2 deb &&
+if [ -n "${PTIMER_CT_REUSE:-}" ] && [ -x "$W/zt" ]; then
+	note "PTIMER_CT_REUSE: the build of an earlier run"
+elif (cd "$SRC" && tar xf /ptimer-src.tar && make deps DEPS=build && make -j2 deb &&
 	gcc -O2 -static -pthread -o "$W/zt" test/e2e/zdtm_timers.c -lrt) >"$W/build.log" 2>&1; then
 	[ "$what" = check ] && pass "build: make deps && make deb ($(secs "$t0") s)"
 else
@@ -73,6 +76,7 @@ else
 	echo "FAIL $P/install: apt-get install ./build/$(basename "$DEB"): $(tail -n 3 "$W/apt.log" | tr '\n' ' ')"
 	exit 1
 fi
+mkdir -p "$X/debs/$suite" && cp "$DEB" "$X/debs/$suite/"
 CRIU_VERSION=$(criu --version | awk '/^Version/ { print $2 }')
 note "criu $CRIU_VERSION, runc $(runc --version | awk 'NR == 1 { print $3 }'), crun $(crun --version 2>/dev/null | awk 'NR == 1 { print $3 }'), podman $(podman --version | awk '{ print $3 }')"
 
@@ -131,7 +135,7 @@ timers() {
 bundle() {
 	local name=$1 label=$2 b=$3
 	rm -rf "$b"
-	mkdir -p "$b"
+	mkdir -p "$b/work" "$b/rwork"
 	cp -a "$ROOTFS" "$b/rootfs"
 	(cd "$b" && runc spec) || return 1
 	python3 - "$b/config.json" "$label" "$name" "${SCEN:-container}" <<'PY'
@@ -150,7 +154,7 @@ PY
 oci_run() {
 	local rt=$1 name=$2 b=$3
 	"$rt" delete -f "$name" >/dev/null 2>&1
-	: | timeout "$TO" "$rt" run -d --bundle "$b" "$name" > >(cat >>"$b/stdio.out") 2>"$b/run.err"
+	: | timeout "$TO" "$rt" run -d --bundle "$b" "$name" > >(cat >>"$b/stdio.out") 2> >(cat >"$b/run.err")
 }
 oci_pid() { "$1" state "$2" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' 2>/dev/null; }
 
@@ -210,7 +214,7 @@ oci_case() {
 	pass "$name/checkpoint ($(secs "$t0") s): $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers saved' "$b/work/dump.log" | head -n1)"
 	t0=$EPOCHREALTIME
 	: | timeout "$TO" "$rt" restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" "$name" \
-		> >(cat >>"$b/stdio.out") 2>"$b/restore.err"
+		> >(cat >>"$b/stdio.out") 2> >(cat >"$b/restore.err")
 	rc=$?
 	if [ "$rc" -ne 0 ]; then
 		fail "$name/restore" "$rt restore exit $rc: $(oneline "$b/restore.err") $(logtail "$b/rwork/restore.log")"
@@ -319,7 +323,7 @@ noplugin_cases() {
 	rc=$?
 	if [ "$rc" -eq 0 ]; then
 		: | timeout "$TO" runc restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" alone \
-			> >(cat >>"$b/stdio.out") 2>"$b/restore.err"
+			> >(cat >>"$b/stdio.out") 2> >(cat >"$b/restore.err")
 		rc=$?
 		if [ "$rc" -ne 0 ]; then
 			pass "criu-alone: runc restore without the plugin fails as known: $(grep -ohm1 "Can't create posix timer.*" "$b/rwork/restore.log" || logtail "$b/rwork/restore.log")"
@@ -339,7 +343,7 @@ noplugin_cases() {
 	if timeout "$TO" runc checkpoint --image-path "$b/img" --work-path "$b/work" missing >"$b/ckpt.out" 2>&1; then
 		mv "$PLUGIN" "$W/ptimer_plugin.so.away"
 		: | timeout "$TO" runc restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" missing \
-			> >(cat >>"$b/stdio.out") 2>"$b/restore.err"
+			> >(cat >>"$b/stdio.out") 2> >(cat >"$b/restore.err")
 		rc=$?
 		mv "$W/ptimer_plugin.so.away" "$PLUGIN"
 		if [ "$rc" -ne 0 ] && grep -q 'Missing required plugin' "$b/rwork/restore.log"; then
@@ -384,7 +388,7 @@ move_in() {
 	local b=$X/move-runc st=$X/move-podman
 	if [ -f "$b/from" ]; then
 		: | timeout "$TO" runc restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" move \
-			> >(cat >>"$b/stdio.out") 2>"$b/restore.err"
+			> >(cat >>"$b/stdio.out") 2> >(cat >"$b/restore.err")
 		if [ $? -eq 0 ]; then
 			pass "move-runc/in: checkpoint of criu $(cut -d' ' -f2 "$b/from") ($(cut -d' ' -f1 "$b/from")) restored by criu $CRIU_VERSION"
 			compare move-runc "$b/before" "$(oci_pid runc move)"
@@ -423,5 +427,5 @@ case "$suite" in
 trixie) move_out ;;
 sid) move_in ;;
 esac
-rm -rf /var/tmp/ptimer-ct
+[ -n "${PTIMER_CT_REUSE:-}" ] || rm -rf /var/tmp/ptimer-ct
 exit $((nfail > 0))

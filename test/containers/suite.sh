@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/containers/suite.sh [check|bench] - ptimer's CRIU plugin under
+# test/containers/suite.sh [check|bench] [SUITE]... - ptimer's CRIU plugin under
 # container runtimes: runc, crun and podman on criu 4.1.1 (trixie) and 4.2.1
 # (sid), in cached Debian roots of their own (test/criu/roots.sh ensure
 # SUITE containers: the base build packages plus test/criu/roots.d/
@@ -24,8 +24,10 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 roots=$top/test/criu/roots.sh
-what=${1:-check}
-suites=(trixie sid)
+what=check
+case "${1:-}" in check|bench) what=$1; shift ;; esac
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(trixie sid)
 TIMEOUT=${PTIMER_CONTAINERS_TIMEOUT:-900}	# seconds per root
 
 if [ "$(id -u)" != 0 ]; then
@@ -66,6 +68,7 @@ cp -r "$here" "$TMP/scripts"
 cp "$top/test/criu/hwbp-probe.c" "$TMP/scripts/"
 mkdir -p "$TMP/xfer"
 
+mkdir -p "$TMP/xfer/debs"
 failed=0
 for s in "${suites[@]}"; do
 	if [ "${root_rc[$s]}" != 0 ]; then
@@ -78,7 +81,7 @@ for s in "${suites[@]}"; do
 	out=$TMP/$s.out
 	timeout -s KILL "$TIMEOUT" "$top/test/criu/enter.sh" "$root" --pidns --pts --sys \
 		--ro-bind "$TMP/src.tar:/ptimer-src.tar" --ro-bind "$TMP/scripts:/ptimer-ct" \
-		--bind "$TMP/xfer:/xfer" -- \
+		--bind "$TMP/xfer:/xfer" ${PTIMER_CT_REUSE:+--env PTIMER_CT_REUSE=1} -- \
 		bash /ptimer-ct/inner.sh "$s" "$what" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
@@ -88,4 +91,25 @@ for s in "${suites[@]}"; do
 	fi
 	grep -q '^FAIL ' "$out" && failed=1
 done
+
+# The install on Debian 12, 13 and sid: each root's .deb (inner.sh leaves
+# it in /xfer/debs/SUITE), this host's when it is one of them (built from
+# PTIMER_BUILD, default build/), and the README's from-source commands
+# (PTIMER_INSTALL_SOURCE: the suites to build from source in, default
+# trixie; "bookworm trixie sid" for all three).
+if [ "$what" = check ] && [ -z "${PTIMER_SKIP_INSTALL:-}" ]; then
+	host=$(. /etc/os-release 2>/dev/null; echo "${VERSION_CODENAME:-}")
+	case "$host" in
+	bookworm|trixie|sid)
+		if [ ! -d "$TMP/xfer/debs/$host" ] &&
+			make --no-print-directory -s -C "$top" B="${PTIMER_BUILD:-build}" deb >"$TMP/hostdeb.out" 2>&1; then
+			mkdir -p "$TMP/xfer/debs/$host"
+			cp "$(tail -n 1 "$TMP/hostdeb.out")" "$TMP/xfer/debs/$host/" 2>/dev/null ||
+				cp "$top/$(tail -n 1 "$TMP/hostdeb.out")" "$TMP/xfer/debs/$host/"
+		fi ;;
+	esac
+	bash "$here/install.sh" "$TMP/xfer/debs" deb bookworm trixie sid || failed=1
+	# shellcheck disable=SC2086
+	bash "$here/install.sh" "$TMP/xfer/debs" source ${PTIMER_INSTALL_SOURCE:-trixie} || failed=1
+fi
 exit "$failed"

@@ -260,7 +260,7 @@ start conf-strict criu exited plain && {
 	PTIMER_CONFIG=$W/strict.conf timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$PID" -D "$D.img" \
 		-v4 -o dump.log --libdir "$LIBDIR" >/dev/null 2>&1
 	rc=$?
-	if [ "$rc" -ne 0 ] && grep -qE 'Error \([a-z_/]+\.c:[0-9]+\): ptimer: .*gone' "$D.img/dump.log" && ! gone "$PID"; then
+	if [ "$rc" -ne 0 ] && grep -qE 'Error \([a-z_/]+\.c:[0-9]+\): ptimer: .*(gone|exited)' "$D.img/dump.log" && ! gone "$PID"; then
 		pass "conf/strict-from-file: dump refused: $(grep -oE 'Error \([^)]*\): ptimer: .*' "$D.img/dump.log" | head -n1 | cut -c1-110)"
 	else
 		fail "conf/strict-from-file" "criu dump exit $rc, process $(gone "$PID" && echo gone || echo running): $(logtail "$D.img/dump.log")"
