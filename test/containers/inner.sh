@@ -95,6 +95,10 @@ for c in cpu cpuacct cpuset memory devices freezer blkio pids; do
 done
 mkdir -p /sys/fs/cgroup/systemd
 mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd || note "cannot mount the name=systemd hierarchy"
+# cgroups of containers of an interrupted run (the hierarchies are the host's)
+for d in /sys/fs/cgroup/*/ptimer-ct/*/ /sys/fs/cgroup/*/ptimer-ct/; do
+	[ -d "$d" ] && rmdir "$d" 2>/dev/null
+done
 
 if gcc -O2 -o "$W/hwbp-probe" "$S/hwbp-probe.c" 2>/dev/null && "$W/hwbp-probe" >"$W/hwbp.out" 2>&1; then
 	note "$(cat "$W/hwbp.out")"
@@ -184,7 +188,7 @@ collect() {
 		fail "$name/verify" "the restored program wrote no criu.done: $(oneline "$st/criu.out")"
 		return 1
 	fi
-	grep -E '^(PASS|FAIL|SKIP) ' "$st/criu.result" | sed "s|^\([A-Z]*\) |\1 $P/$name/|"
+	grep -E '^(PASS|FAIL|SKIP) ' "$st/criu.result"
 	nfail=$((nfail + $(grep -c '^FAIL ' "$st/criu.result")))
 }
 
@@ -228,6 +232,7 @@ oci_case() {
 	"$rt" delete -f "$name" >/dev/null 2>&1
 }
 
+export PODMAN_IGNORE_CGROUPSV1_WARNING=1
 PODMAN=(podman --root "$W/podman/root" --runroot "$W/podman/run" --storage-driver vfs
 	--cgroup-manager cgroupfs --events-backend file --runtime runc)
 IMAGE=localhost/ptimer-ct:latest
@@ -279,7 +284,8 @@ podman_case() {
 	pid=$(pm_pid "$name")
 	timers "$pid" >"$W/$name.before"
 	t0=$EPOCHREALTIME
-	if ! pm container checkpoint "$name" >"$W/$name.ckpt" 2>&1; then
+	# -k (--keep): podman deletes criu's logs after a checkpoint otherwise
+	if ! pm container checkpoint -k "$name" >"$W/$name.ckpt" 2>&1; then
 		fail "podman/checkpoint" "$(oneline "$W/$name.ckpt") $(logtail "$(pm_log "$name" dump.log)")"
 		pm rm -f "$name" >/dev/null 2>&1
 		rm -f /etc/criu/ptimer.conf
@@ -292,7 +298,7 @@ podman_case() {
 		fail "podman/checkpoint" "no 'ptimer: settings (/etc/criu/ptimer.conf...strict yes' in $log: $(logtail "$log")"
 	fi
 	t0=$EPOCHREALTIME
-	if ! pm container restore "$name" >"$W/$name.restore" 2>&1; then
+	if ! pm container restore -k "$name" >"$W/$name.restore" 2>&1; then
 		fail "podman/restore" "$(oneline "$W/$name.restore") $(logtail "$(pm_log "$name" restore.log)")"
 		pm rm -f "$name" >/dev/null 2>&1
 		rm -f /etc/criu/ptimer.conf

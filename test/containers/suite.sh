@@ -79,11 +79,16 @@ for s in "${suites[@]}"; do
 	root=$("$roots" path "$s" containers)
 	echo "# containers-$s: $(sed -n 's/^criu=//p' "$root/.ptimer-root") in $root"
 	out=$TMP/$s.out
+	# one run at a time in a root: its containers, cgroups and work
+	# directory have fixed names
+	exec 8>"$root.run.lock"
+	flock 8
 	timeout -s KILL "$TIMEOUT" "$top/test/criu/enter.sh" "$root" --pidns --pts --sys \
 		--ro-bind "$TMP/src.tar:/ptimer-src.tar" --ro-bind "$TMP/scripts:/ptimer-ct" \
 		--bind "$TMP/xfer:/xfer" ${PTIMER_CT_REUSE:+--env PTIMER_CT_REUSE=1} -- \
 		bash /ptimer-ct/inner.sh "$s" "$what" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
+	exec 8>&-
 	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
 		[ "$rc" = 137 ] && rc="$rc (killed after ${TIMEOUT} s)"
 		echo "FAIL containers-$s: inner.sh exited $rc with no FAIL line"
