@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proto/ptimer.pb-c.h"
@@ -214,16 +215,35 @@ static void free_head_threads(PtimerHead *head)
 	head->n_threads = 0;
 }
 
-/* "d/ptimers-5.img" -> "d/.ptimers-5.img.XXXXXX": same directory, so rename is atomic. */
-static int temp_template(char *buf, size_t len, const char *path)
+/*
+ * Mode of every ptimer image: CRIU's CR_FD_PERM (criu/include/image.h,
+ * 0644), which criu's own images get through open(2), umask applied.  In a
+ * user namespace the restored tasks, root mapped to an unprivileged host uid,
+ * read images themselves: an image more private than criu's breaks that.
+ */
+#define IMG_PERM	(S_IRUSR | S_IWUSR | S_IRGRP | S_IROTH)
+
+int ptimer_image_create_temp(const char *path, mode_t mode, char *tmp, size_t len)
 {
 	const char *slash = strrchr(path, '/');
 	int dlen = slash ? (int)(slash - path + 1) : 0;
-	int n = snprintf(buf, len, "%.*s.%s.XXXXXX", dlen, path, path + dlen);
+	static unsigned int seq;
 
-	if (n < 0 || (size_t)n >= len)
-		return -ENAMETOOLONG;
-	return 0;
+	for (int tries = 0; tries < 100; tries++) {
+		struct timespec ts;
+		int n, fd;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		n = snprintf(tmp, len, "%.*s.%s.%d.%lx", dlen, path, path + dlen, (int)getpid(),
+			     (unsigned long)(ts.tv_nsec ^ (++seq * 2654435761u)) & 0xffffff);
+		if (n < 0 || (size_t)n >= len)
+			return -ENAMETOOLONG;
+		/* open(2) with a mode, as criu does: umask and default ACLs apply alike */
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -EEXIST;
 }
 
 /* The new name must survive a crash too; some file systems refuse fsync on a directory. */
@@ -257,11 +277,6 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
 	ret = ptimer_image_validate(img, path, err);
 	if (ret)
 		return ret;
-	if (temp_template(tmp, sizeof(tmp), path)) {
-		ptimer_err_set(err, "cannot write image %s: path too long; %s",
-			       path, ptimer_errno_hint(ENAMETOOLONG));
-		return -ENAMETOOLONG;
-	}
 	/* room for one whole head entry too (threads[] can exceed a chunk) */
 	o.buf = malloc(WRITE_CHUNK + 4 + PTIMER_IMG_MAX_HEAD);
 	if (!o.buf) {
@@ -269,11 +284,15 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
 			       path, ptimer_errno_hint(ENOMEM));
 		return -ENOMEM;
 	}
-	o.fd = mkstemp(tmp);
+	o.fd = ptimer_image_create_temp(path, IMG_PERM, tmp, sizeof(tmp));
 	if (o.fd < 0) {
-		ret = -errno;
-		ptimer_err_set(err, "cannot write image %s: cannot create temporary file %s: %s; %s",
-			       path, tmp, strerror(-ret), ptimer_errno_hint(-ret));
+		ret = o.fd;
+		if (ret == -ENAMETOOLONG)
+			ptimer_err_set(err, "cannot write image %s: path too long; %s",
+				       path, ptimer_errno_hint(ENAMETOOLONG));
+		else
+			ptimer_err_set(err, "cannot write image %s: cannot create a temporary file beside it: %s; %s",
+				       path, strerror(-ret), ptimer_errno_hint(-ret));
 		free(o.buf);
 		return ret;
 	}
