@@ -147,6 +147,12 @@ if command -v groff >/dev/null; then
 else
 	skip "man/groff-clean" "no groff here"
 fi
+if command -v mandoc >/dev/null; then
+	mandoc -Tlint -W warning "$MAN" >"$TMP/mandoc.out" 2>&1
+	check "man/mandoc-lint-clean" "mandoc -Tlint: $(oneline "$TMP/mandoc.out")" [ ! -s "$TMP/mandoc.out" ]
+else
+	skip "man/mandoc-lint-clean" "no mandoc here (groff above checks the page)"
+fi
 missing=
 # getenv("X") and name tables ("PTIMER_X" as a whole string) alike
 for v in $( (grep -rhoE 'getenv\("[A-Z_]+"\)' "$TOP/plugin" "$TOP/core" "$TOP/cli"
