@@ -113,8 +113,7 @@ install: all
 	install -D -m 0644 man/ptimer.1 $(DESTDIR)$(PREFIX)/share/man/man1/ptimer.1
 
 # A Debian package of the binary and the plugin (in /usr/lib/criu), with its
-# dependencies and /etc/criu/ptimer.conf: apt-get install ./build/ptimer_*.deb
-VERSION ?= 0.1.0
+# dependencies and /etc/criu/ptimer.conf (version: VERSION): apt-get install ./build/ptimer_*.deb
 deb: all
 	@sh packaging/mkdeb.sh $(B) $(VERSION)
 
