@@ -192,7 +192,7 @@ clean:
 # Build dependencies only: this also runs inside the criu test roots.  The
 # test harnesses install their own tools (test/qemu/deps.sh: qemu, busybox;
 # test/criu/roots.sh: debootstrap).
-DEB_PKGS := gcc make binutils protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev libnl-3-dev
+DEB_PKGS := gcc libc6-dev make binutils protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev libnl-3-dev
 # 'make check' also needs clang and its libFuzzer runtime (libclang-rt-N-dev,
 # N being the version Debian's clang depends on: 14 on Debian 12); DEPS=build
 # leaves them out.
