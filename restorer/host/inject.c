@@ -381,7 +381,7 @@ static int poke(pid_t tid, uint64_t addr, const void *src, size_t len)
  * padding after the last function of a segment, which nothing executes).
  * Left there if ptimer dies, it is never run.  Returns the address or 0.
  */
-static uint64_t stub_area(struct ptimer_blob *b)
+static uint64_t stub_area_scan(struct ptimer_blob *b, bool *left)
 {
 	char path[64], line[512];
 	uint64_t at = 0;
@@ -410,12 +410,33 @@ static uint64_t stub_area(struct ptimer_blob *b)
 			   !memcmp(tail + i, ptimer_blob_start + PTIMER_STUB_OFF, STUB_LEN)) {
 			/* our stub, left by a ptimer that was killed: ours again, zeros at the end */
 			at = end - STUB_AREA;
-			ptimer_log(PTIMER_LOG_WARN, "process %d held ptimer's syscall stub at %#llx, left by a "
+			*left = true;
+			if (b->notify_sig)	/* placing it: say so */
+				ptimer_log(PTIMER_LOG_WARN, "process %d held ptimer's syscall stub at %#llx, left by a "
 				   "ptimer that was killed: reused and removed", b->tgid, (unsigned long long)at);
 		}
 	}
 	fclose(f);
 	return at;
+}
+
+static uint64_t stub_area(struct ptimer_blob *b)
+{
+	bool left = false;
+
+	return stub_area_scan(b, &left);
+}
+
+/* Is a stub of a killed ptimer in the process? */
+static bool stub_left(struct ptimer_blob *b)
+{
+	bool left = false;
+	int sig = b->notify_sig;
+
+	b->notify_sig = 0;	/* quiet */
+	stub_area_scan(b, &left);
+	b->notify_sig = sig;
+	return left;
 }
 
 static int place_stub(struct ptimer_blob *b, struct ptimer_err *err)
@@ -744,6 +765,51 @@ fail:
 		ptimer_log(PTIMER_LOG_ERROR, "thread %d: cannot remove ptimer's syscall stub at %#llx", tid,
 			   (unsigned long long)b->stub);
 	ptimer_rseq_cs_put_back(tid, &b->rseq);
+	free(b);
+	return r;
+}
+
+int ptimer_blob_sweep(pid_t tid, struct ptimer_err *err)
+{
+	struct ptimer_blob *b = calloc(1, sizeof(*b));
+	char path[64], line[512];
+	bool any = false;
+	FILE *f;
+	int r;
+
+	if (!b)
+		return ptimer_errf(err, ENOMEM, "out of memory");
+	b->tid = tid;
+	b->tgid = ptimer_proc_tgid(tid);
+	b->code_size = PAGE_ALIGN((size_t)(ptimer_blob_end - ptimer_blob_start));
+	r = save_thread(b, err);	/* also lets a leftover run finish */
+	if (r)
+		goto out;
+	snprintf(path, sizeof(path), "/proc/%d/maps", tid);
+	f = fopen(path, "re");
+	while (f && !any && fgets(line, sizeof(line), f)) {
+		unsigned long start, end, ino;
+		uint64_t size;
+		char perms[8];
+
+		any = sscanf(line, "%lx-%lx %7s %*s %*s %lu", &start, &end, perms, &ino) == 4 && !ino &&
+		      (!strcmp(perms, "r-xp") || !strcmp(perms, "rw-p")) && !strchr(line, '[') &&
+		      end - start >= b->code_size && is_leftover(b, start, &size);
+	}
+	if (f)
+		fclose(f);
+	b->notify_sig = pick_notify_sig(b->tgid > 0 ? b->tgid : tid);
+	/* a leftover stub alone is found, and zeroed, by place_stub/remove_stub */
+	if (!any && !stub_left(b))
+		goto out;
+	r = place_stub(b, err);
+	if (r)
+		goto out;
+	remove_leftovers(b);
+	if (remove_stub(b))
+		r = ptimer_errf(err, EIO, "thread %d: cannot remove ptimer's syscall stub at %#llx", tid,
+				(unsigned long long)b->stub);
+out:
 	free(b);
 	return r;
 }
