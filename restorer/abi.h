@@ -74,8 +74,8 @@
 struct ptimer_resume_ctx {
 	uint64_t regs[PTIMER_CTX_REGS_SIZE / 8];	/* resume state, IP included */
 	uint64_t sigmask;
-	int32_t tgid;		/* tgkill(tgid, tid, sig) at the end */
-	int32_t tid;
+	int32_t tgid;		/* host ids, for the host's own checks; the */
+	int32_t tid;		/* blob asks getpid()/gettid() for tgkill */
 	int32_t sig;
 	uint32_t pad;
 };

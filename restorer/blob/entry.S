@@ -21,9 +21,16 @@
 
 /* notify the tracer, else resume the thread from the context at \ctx */
 .macro	notify_then_resume ctx
-	mov	$234, %eax			/* tgkill(tgid, tid, sig) */
-	movslq	(\ctx + PTIMER_CTX_TGID)(%rip), %rdi
-	movslq	(\ctx + PTIMER_CTX_TID)(%rip), %rsi
+	/* tgkill(getpid(), gettid(), sig): the ids as the thread's own pid
+	 * namespace numbers them, which the host's need not be */
+	mov	$39, %eax			/* getpid */
+	syscall
+	mov	%rax, %rbx
+	mov	$186, %eax			/* gettid */
+	syscall
+	mov	%rax, %rsi
+	mov	%rbx, %rdi
+	mov	$234, %eax			/* tgkill */
 	movslq	(\ctx + PTIMER_CTX_SIG)(%rip), %rdx
 	syscall
 	/* no tracer any more: back to the thread's own context */
