@@ -327,8 +327,9 @@ static int run_at(struct ptimer_blob *b, struct user_regs_struct *regs, uint64_t
 		if (!WIFSTOPPED(status) || status >> 16)	/* PTRACE_EVENT_STOP: a group-stop; run on */
 			continue;
 		if (WSTOPSIG(status) == b->notify_sig) {
-			if (!ptrace(PTRACE_GETREGS, b->tid, NULL, out) && out->rip >= lo && out->rip < hi)
-				break;	/* ours */
+			/* ours comes from the tgkill at the end, never at the entry */
+			if (!ptrace(PTRACE_GETREGS, b->tid, NULL, out) && out->rip > lo && out->rip < hi)
+				break;
 			continue;	/* the process's own, queued before: ignored, as it would be */
 		}
 		if (stop_signal(WSTOPSIG(status))) {
@@ -580,7 +581,7 @@ static int finish_leftover_run(struct ptimer_blob *b, struct ptimer_err *err)
 		if (!WIFSTOPPED(status) || status >> 16)
 			continue;
 		if (WSTOPSIG(status) == ctx.sig && !ptrace(PTRACE_GETREGS, b->tid, NULL, &regs) &&
-		    regs.rip >= lo && regs.rip < hi)
+		    regs.rip > lo && regs.rip < hi)
 			break;
 		if (stop_signal(WSTOPSIG(status)))
 			sig = WSTOPSIG(status);
