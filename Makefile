@@ -67,7 +67,7 @@ $(B)/%.o: %.c $(PROTO_H) $(wildcard */*.h restorer/*/*.h)
 	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
 
 # --- the in-target blob ---------------------------------------------------
-$(B)/restorer/blob/%.o: restorer/blob/%.S
+$(B)/restorer/blob/%.o: restorer/blob/%.S restorer/abi.h
 	@mkdir -p $(dir $@)
 	$(BLOB_CC) $(BLOB_CFLAGS) -c -o $@ $<
 $(B)/restorer/blob/%.bo: %.c restorer/abi.h restorer/sys.h restorer/algo.h
