@@ -47,7 +47,7 @@ mkdir -p "$SRC" "$W"
 build() {
 	cd "$SRC" && tar xf "$tarball" &&
 		make deps DEPS=build && make -j2 && make install DESTDIR=/inst PREFIX=/usr &&
-		make -j2 build/test/zdtm_timers build/test/pending_timer
+		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/rseq_cs_loop
 }
 
 # prepare: build and install (PASS lines in check mode; FAIL and exit when
@@ -285,6 +285,43 @@ case_exited_alone() {
 	fi
 }
 
+# rseq-critical-section inside criu: the leader loops in its own rseq
+# critical section (test/e2e/rseq_cs_loop.c); the plugin runs its code in
+# that thread at dump (CHECKPOINT_DEVICES) and at restore
+# (RESUME_DEVICES_LATE).  Its counters live in its memory and go through the
+# checkpoint: "lost" must stay 0, "aborts" grow after the restore.
+case_rseq() {
+	local d=$W/rseq img=$W/rseq.img lost aborts0 aborts
+	rm -rf "$d" "$img"
+	mkdir -p "$d"
+	setsid "$SRC/build/test/rseq_cs_loop" main "$d" >"$d/out" 2>&1 </dev/null &
+	PID=$!
+	disown "$PID"
+	if ! wait_until 100 test -e "$d/ready"; then
+		grep -q '^SKIP' "$d/out" && { skip rseq "$(oneline "$d/out")"; return 0; }
+		fail rseq/start "rseq_cs_loop did not get ready: $(oneline "$d/out")"
+		return 1
+	fi
+	dump rseq "$img" -- --libdir "$LIBDIR" || { kill_wait "$PID"; return 1; }
+	restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
+	if [ "$RC" -ne 0 ]; then
+		fail rseq/restore "criu restore exit $RC: $(logtail "$img/restore.log")"
+		return 1
+	fi
+	grep -q 'ptimer: .*POSIX timers restored' "$img/restore.log" ||
+		fail rseq/plugin-restored "no 'ptimer: ... POSIX timers restored' in restore.log"
+	aborts0=$(tr -s ' ' <"$d/counts" | awk '{ print $2 }')
+	sleep 0.5
+	read -r _ aborts _ lost _ < <(tr -s ' ' <"$d/counts")
+	if [ "${lost:-x}" = 0 ]; then
+		pass "rseq/lost-aborts-0 (aborts $aborts0 -> $aborts)"
+	else
+		fail rseq/lost-aborts-0 "the looping thread found rseq_cs cleared inside its section ${lost:-?} times after criu dump + restore with the plugin"
+	fi
+	check rseq/runs-after-restore "aborts did not grow after the restore ($aborts0 -> $aborts)" test "${aborts:-0}" -gt "${aborts0:-0}"
+	kill_wait "$RPID"
+}
+
 # Images made with the plugin, restored without it: criu must refuse
 # ("Missing required plugin", from the plugin's mark in inventory.img).
 # criu checks the mark only when it has a plugin directory: --libdir (here an
@@ -507,6 +544,7 @@ run_cases prepare \
 	case_exited \
 	case_conf \
 	case_exited_alone \
+	case_rseq \
 	case_no_plugin \
 	scenario:native-stride:stride:plain:PTIMER_CRIU_MODE=native \
 	scenario:native-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=native \
