@@ -38,6 +38,7 @@ PROTO_C := $(PROTOS:proto/%.proto=$(B)/proto/%.pb-c.c)
 PROTO_H := $(PROTOS:proto/%.proto=$(B)/proto/%.pb-c.h)
 PROTO_O := $(PROTOS:proto/%.proto=$(B)/proto/%.pb-c.o)
 
+LIB_SRCS     := $(wildcard lib/*.c)
 IMAGES_SRCS  := $(wildcard images/*.c)
 CORE_SRCS    := $(wildcard core/*.c)
 CLI_SRCS     := $(wildcard cli/*.c)
@@ -46,7 +47,7 @@ HOST_R_SRCS  := $(wildcard restorer/host/*.c)
 BLOB_SRCS    := restorer/algo.c $(wildcard restorer/blob/*.c)
 BLOB_ASM     := restorer/blob/entry.S
 
-LIB_OBJS := $(PROTO_O) $(IMAGES_SRCS:%.c=$(B)/%.o) $(CORE_SRCS:%.c=$(B)/%.o) \
+LIB_OBJS := $(PROTO_O) $(LIB_SRCS:%.c=$(B)/%.o) $(IMAGES_SRCS:%.c=$(B)/%.o) $(CORE_SRCS:%.c=$(B)/%.o) \
 	$(HOST_R_SRCS:%.c=$(B)/%.o) $(B)/restorer/blob_embed.o
 
 .PHONY: all deps check unit e2e demo bench clean install asan fuzz fuzz-build
@@ -149,9 +150,9 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_CFLAGS  := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -I. -I$(B)
-FUZZ_LIB     := $(IMAGES_SRCS) core/util.c core/proc_timers.c $(PROTO_C)
+FUZZ_LIB     := $(LIB_SRCS) $(IMAGES_SRCS) core/proc_timers.c $(PROTO_C)
 FUZZ_BINS    := $(patsubst test/fuzz/%.c,$(B)/fuzz/%,$(wildcard test/fuzz/fuzz_*.c))
-$(B)/fuzz/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/fuzz.h $(FUZZ_LIB) $(PROTO_H) $(wildcard images/*.h core/*.h restorer/*.h)
+$(B)/fuzz/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/fuzz.h $(FUZZ_LIB) $(PROTO_H) $(wildcard lib/*.h images/*.h core/*.h restorer/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lprotobuf-c -ljson-c
 fuzz-build: $(FUZZ_BINS)

@@ -17,7 +17,9 @@
 
 #include <sys/capability.h>
 
-#include "core/ptimer.h"
+#include "cli/check.h"
+#include "core/caps.h"
+#include "core/proc_timers.h"
 
 #ifndef CAP_CHECKPOINT_RESTORE
 #define CAP_CHECKPOINT_RESTORE 40	/* uapi/linux/capability.h, Linux 5.9 */

@@ -13,7 +13,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "cli/check.h"
+#include "core/dump.h"
+#include "core/log.h"
+#include "core/restore.h"
+#include "core/rseq.h"
+#include "core/util.h"
+#include "images/image.h"
 
 static const char usage[] =
 	"usage: ptimer dump -t PID -D DIR [--strict]\n"
@@ -236,6 +242,14 @@ static int cmd_encode(struct cli *c)
 	return ret ? fail(err.msg) : 0;
 }
 
+/* The core's messages, on stderr. */
+static void log_to_stderr(int level, const char *msg)
+{
+	static const char *const prefix[] = { "error", "warning", "info", "debug" };
+
+	fprintf(stderr, "ptimer: %s: %s\n", prefix[level], msg);
+}
+
 int main(int argc, char **argv)
 {
 	struct cli c = { 0 };
@@ -249,6 +263,7 @@ int main(int argc, char **argv)
 		fputs(usage, stdout);
 		return 0;
 	}
+	ptimer_log_set(log_to_stderr);
 	ptimer_verbosity = PTIMER_LOG_INFO;
 	ret = parse_opts(argc - 1, argv + 1, &c);
 	if (ret)

@@ -26,7 +26,7 @@
 
 #include <sys/capability.h>
 
-#include "core/ptimer.h"
+#include "core/caps.h"
 
 /* Effective capability of this process (libcap cap_get_proc()). */
 static bool cap_effective(cap_value_t cap)

@@ -9,7 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "core/dump.h"
+#include "core/log.h"
+#include "core/proc_timers.h"
+#include "core/procwatch.h"
+#include "core/rseq.h"
+#include "core/task.h"
 #include "restorer/host/inject.h"
 
 static int cmp_timer_id(const void *a, const void *b)

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "core/proc_timers.h"
 
 /* Strict decimal: optional '-', digits, nothing after; within [lo, hi]. */
 static int parse_long(const char *s, const char *end, long lo, long hi, long *out)
@@ -284,23 +284,6 @@ pid_t ptimer_proc_nspid(pid_t pid, pid_t tid)
 	}
 	fclose(f);
 	return last;
-}
-
-pid_t ptimer_proc_tgid(pid_t tid)
-{
-	char path[64], line[128];
-	pid_t tgid = -ENOENT;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -ENOENT;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
 }
 
 static int cmp_pid(const void *a, const void *b)

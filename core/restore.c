@@ -17,7 +17,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "core/restore.h"
+#include "core/dump.h"
+#include "core/log.h"
+#include "core/proc_timers.h"
+#include "core/rseq.h"
+#include "core/task.h"
+#include "core/util.h"
 #include "restorer/host/inject.h"
 
 #define LINEAR_BUDGET		(1u << 16)	/* pairs per blob run: ~0.2 s here */
@@ -39,15 +45,10 @@ static int cmp_i32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-pid_t ptimer_map_tid(const struct ptimer_task *t, const struct ptimer_image *img,
+static pid_t map_tid(const struct ptimer_task *t, const struct ptimer_image *img,
 		     const struct ptimer_restore_opts *o, pid_t tid)
 {
-	if (tid == img->pid)
-		return t->vpid;
-	for (int i = 0; o && i < o->n_tid_map; i++)
-		if (o->tid_map[i].from == tid)
-			return ptimer_task_vtid(t, o->tid_map[i].to);
-	return ptimer_task_host_tid(t, tid) ? tid : 0;
+	return ptimer_map_tid(t, img->pid, o ? o->tid_map : NULL, o ? o->n_tid_map : 0, tid);
 }
 
 /* The image's timers as the target must get them, sorted by ID. */
@@ -69,7 +70,7 @@ static int map_timers(const struct ptimer_task *t, const struct ptimer_image *im
 		struct ptimer_timer *tm = &w[i];
 
 		if (tm->clock_id < 0 && ~(tm->clock_id >> 3)) {
-			pid_t from = ~(tm->clock_id >> 3), to = ptimer_map_tid(t, img, o, from);
+			pid_t from = ~(tm->clock_id >> 3), to = map_tid(t, img, o, from);
 
 			if (!to) {
 				int32_t id = tm->timer_id;
@@ -85,7 +86,7 @@ static int map_timers(const struct ptimer_task *t, const struct ptimer_image *im
 			tm->notify_tid = t->vpid;
 			continue;
 		}
-		pid_t to = ptimer_map_tid(t, img, o, tm->notify_tid);
+		pid_t to = map_tid(t, img, o, tm->notify_tid);
 
 		if (!to) {
 			int32_t id = tm->timer_id, tid = tm->notify_tid;
@@ -406,7 +407,7 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 		goto out;
 	/* rseq slice extension: every check (require) before any change */
 	if (slice_mode != PTIMER_RSEQ_SLICE_OFF)
-		ret = ptimer_slice_targets(t, img, o, &sv, &n_sv, err);
+		ret = ptimer_slice_targets(t, img, o ? o->tid_map : NULL, o ? o->n_tid_map : 0, &sv, &n_sv, err);
 	if (!ret)
 		ret = ptimer_slice_prepare(t->pid, sv, n_sv, slice_mode, NULL, err);
 	if (!ret)
@@ -506,7 +507,7 @@ int ptimer_restore_slice_task(struct ptimer_task *t, const struct ptimer_image *
 
 	if (mode == PTIMER_RSEQ_SLICE_OFF)
 		return 0;
-	ret = ptimer_slice_targets(t, img, o, &sv, &n_sv, err);
+	ret = ptimer_slice_targets(t, img, o ? o->tid_map : NULL, o ? o->n_tid_map : 0, &sv, &n_sv, err);
 	if (!ret)
 		ret = ptimer_slice_prepare(t->pid, sv, n_sv, mode, NULL, err);
 	if (!ret)

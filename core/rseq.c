@@ -24,7 +24,9 @@
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 
-#include "core/ptimer.h"
+#include "core/rseq.h"
+#include "core/log.h"
+#include "core/task.h"
 #include "restorer/host/inject.h"
 
 #define PTRACE_GET_RSEQ_CONFIGURATION_	0x420f	/* uapi/linux/ptrace.h, Linux 5.13 */
@@ -191,7 +193,7 @@ int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_op
 /* ---- restore ------------------------------------------------------------------ */
 
 int ptimer_slice_targets(const struct ptimer_task *t, const struct ptimer_image *img,
-			 const struct ptimer_restore_opts *o, struct ptimer_slice_target **v, int *n,
+			 const struct ptimer_tid_map *map, int n_map, struct ptimer_slice_target **v, int *n,
 			 struct ptimer_err *err)
 {
 	int k = 0;
@@ -214,7 +216,7 @@ int ptimer_slice_targets(const struct ptimer_task *t, const struct ptimer_image 
 			continue;
 		g = &(*v)[(*n)++];
 		g->image_tid = th->tid;
-		vt = ptimer_map_tid(t, img, o, th->tid);
+		vt = ptimer_map_tid(t, img->pid, map, n_map, th->tid);
 		g->host_tid = vt ? ptimer_task_host_tid(t, vt) : 0;
 	}
 	return 0;

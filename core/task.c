@@ -16,7 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "core/task.h"
+#include "core/caps.h"
+#include "core/log.h"
+#include "core/proc_timers.h"
 
 #define SEIZE_PASSES	64	/* new threads keep appearing: give up after this */
 #define STOP_WAITS	16	/* signal-delivery stops before our interrupt stop */
@@ -283,4 +286,15 @@ pid_t ptimer_task_host_tid(const struct ptimer_task *t, pid_t vtid)
 		if (t->vtids[i] == vtid)
 			return t->tids[i];
 	return 0;
+}
+
+pid_t ptimer_map_tid(const struct ptimer_task *t, pid_t image_pid, const struct ptimer_tid_map *map,
+		     int n_map, pid_t tid)
+{
+	if (tid == image_pid)
+		return t->vpid;
+	for (int i = 0; i < n_map; i++)
+		if (map[i].from == tid)
+			return ptimer_task_vtid(t, map[i].to);
+	return ptimer_task_host_tid(t, tid) ? tid : 0;
 }

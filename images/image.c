@@ -22,52 +22,11 @@
 #include <unistd.h>
 
 #include "proto/ptimer.pb-c.h"
-#include "image_int.h"
+#include "images/image.h"
 
 #define IMG_PREFIX	"ptimers-"
 #define IMG_SUFFIX	".img"
 #define WRITE_CHUNK	(64u * 1024u)
-
-void ptimer_err_set(struct ptimer_err *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-}
-
-const char *ptimer_errno_hint(int errnum)
-{
-	switch (errnum) {
-	case ENOSPC:
-	case EDQUOT:
-		return "free space or choose another image directory (-D)";
-	case EACCES:
-	case EPERM:
-		return "check the permissions or choose another image directory (-D)";
-	case EROFS:
-		return "the file system is read-only; choose another image directory (-D)";
-	case ENOENT:
-		return "check that the image directory (-D) exists and the pid is right";
-	case ENOTDIR:
-		return "a component of the path is not a directory; check -D";
-	case EISDIR:
-		return "the path is a directory; name the image file or pass its directory as -D";
-	case ENAMETOOLONG:
-		return "use a shorter image directory path";
-	case EMFILE:
-	case ENFILE:
-		return "too many open files; raise the limit (ulimit -n) and retry";
-	case ENOMEM:
-		return "free memory and retry";
-	case EIO:
-		return "the storage reported an I/O error; check the device, then dump again";
-	}
-	return "check the path and retry";
-}
 
 static void put_le32(uint8_t *p, uint32_t v)
 {

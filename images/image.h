@@ -17,7 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../restorer/abi.h"
+#include "lib/err.h"
+#include "restorer/abi.h"
 
 #define PTIMER_IMG_MAGIC	0x54494d52u	/* "RMIT" on disk, LE */
 #define PTIMER_IMG_VERSION	1u
@@ -67,11 +68,6 @@ struct ptimer_image {
 	struct ptimer_timer *timers;	/* malloc'ed, n_timers */
 	uint32_t n_threads;		/* 0: image without per-thread state */
 	struct ptimer_thread *threads;	/* malloc'ed, n_threads */
-};
-
-/* Error text: one line, names the file, the timer and the field. */
-struct ptimer_err {
-	char msg[512];
 };
 
 /*

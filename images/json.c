@@ -21,7 +21,7 @@
 
 #include <json-c/json.h>
 
-#include "image_int.h"
+#include "images/image.h"
 
 #define JSON_MAX_FILE	(1u << 31)	/* bytes; ~8x a PTIMER_IMG_MAX_TIMERS image */
 #define JSON_FIX	"fix the JSON file"

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "image_int.h"
+#include "images/image.h"
 
 #define NSEC_MAX	999999999LL
 #define SIGNO_MAX	64		/* SIGRTMAX on Linux, uapi/asm-generic/signal.h _NSIG */

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "plugin/criu_core.h"
 #include "proto/criu_core.pb-c.h"
 
 #define CRIU_IMG_COMMON_MAGIC	0x54564319u

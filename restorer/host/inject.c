@@ -29,7 +29,8 @@
 
 #include "restorer/blob.h"
 #include "restorer/host/inject.h"
-#include "core/ptimer.h"
+#include "lib/err.h"
+#include "lib/procfs.h"
 
 #define PAGE 4096ul
 #define PAGE_ALIGN(x) (((x) + PAGE - 1) & ~(PAGE - 1))
@@ -48,6 +49,21 @@ struct ptimer_blob {
 };
 
 bool ptimer_compel_log_owned = true;
+void (*ptimer_blob_log_fn)(const char *msg);
+
+/* An error that has no caller to return it to goes to the hook, if any. */
+static void __attribute__((format(printf, 1, 2))) blob_log(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!ptimer_blob_log_fn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ptimer_blob_log_fn(msg);
+}
 
 /* compel's last error line, to explain a failed compel call. */
 static char compel_last[256];
@@ -314,7 +330,7 @@ fail_unmap:
 	remote_syscall(b, __NR_munmap, &ret, b->base, b->size, 0, 0, 0, 0, NULL);
 fail_cure:
 	if (compel_cure(b->ctl))
-		ptimer_log(PTIMER_LOG_ERROR, "restoring thread %d's registers failed: %s", tid, compel_last);
+		blob_log("restoring thread %d's registers failed: %s", tid, compel_last);
 	free(b);
 	return r;
 }

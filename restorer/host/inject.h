@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "images/image.h"
+#include "lib/err.h"
 #include "restorer/abi.h"
 
 struct ptimer_blob;
@@ -21,6 +21,13 @@ struct ptimer_blob;
  * compel's log belongs to criu.
  */
 extern bool ptimer_compel_log_owned;
+
+/*
+ * Where errors go that no caller can be given (a failed compel_cure() while
+ * cleaning up after another error): one line, no newline.  NULL (default):
+ * dropped.  The core points it at its log (core/log.c ptimer_log_set()).
+ */
+extern void (*ptimer_blob_log_fn)(const char *msg);
 
 /*
  * ptimer_blob_open - map room for the blob, its args, n_timers timers and

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "core/proc_timers.h"
 #include "test/unit/check.h"
 
 static int parse(const char *text, struct ptimer_timer **t, uint32_t *n, struct ptimer_err *err)

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Dump: a stopped process's POSIX timers (and its threads' rseq state)
+ * into an image.
+ */
+#ifndef PTIMER_CORE_DUMP_H
+#define PTIMER_CORE_DUMP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/task.h"
+#include "images/image.h"
+
+struct ptimer_dump_opts {
+	bool strict;		/* refuse timers aimed at a thread that is gone */
+};
+
+/*
+ * ptimer_dump_task - read the timers of t (all threads stopped, by us or by
+ * criu) into img: /proc/PID/timers for IDs, clocks and notification, and
+ * one run of the in-target blob for it_value/it_interval/overrun.
+ * notify_tid is translated to the process's own pid namespace.  img->timers
+ * is sorted by timer_id.  Returns 0 or -errno, err set.
+ */
+int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o,
+		     struct ptimer_image *img, struct ptimer_err *err);
+
+/*
+ * ptimer_read_timer_state - fill it_value/it_interval/overrun of
+ * timers[n] (timer_id set) with timer_gettime()/timer_getoverrun() run
+ * inside t (stopped) by the blob, one run for all.  Returns 0 or -errno
+ * (-EINVAL: no such timer), err set.
+ */
+int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *timers, uint32_t n,
+			    struct ptimer_err *err);
+
+/*
+ * ptimer_dump - the CLI's whole dump: seize pid, ptimer_dump_task, release,
+ * write DIR/ptimers-<vpid>.img atomically.  The process is released before
+ * the image is written.  The proc connector watches it from before the
+ * seize to after the write (ptimer_procwatch_*): an exec, or an exit of a
+ * dumped thread, in that window fails the dump (-ESTALE, no image left);
+ * without the watch (no CAP_NET_ADMIN) a warning.  Returns 0 or -errno,
+ * err set.
+ */
+int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o,
+		struct ptimer_err *err);
+
+#endif

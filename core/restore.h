@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Restore: an image's POSIX timers recreated with their IDs in a stopped
+ * process, or checked after someone else recreated them.
+ */
+#ifndef PTIMER_CORE_RESTORE_H
+#define PTIMER_CORE_RESTORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/rseq.h"
+#include "core/task.h"
+#include "images/image.h"
+
+enum ptimer_restore_mode {
+	PTIMER_RESTORE_AUTO = 0,	/* exact if the kernel has the prctl, else linear */
+	PTIMER_RESTORE_EXACT,
+	PTIMER_RESTORE_LINEAR,
+};
+
+struct ptimer_restore_opts {
+	enum ptimer_restore_mode mode;
+	bool allow_wrap;		/* linear: go through INT_MAX to reach passed IDs */
+	int n_tid_map;
+	const struct ptimer_tid_map *tid_map;
+	bool progress;			/* report linear progress on stderr */
+	bool verify;			/* re-read /proc/PID/timers afterwards and
+					   compare (costs O(n^2) in the kernel) */
+	enum ptimer_rseq_slice rseq_slice;
+};
+
+struct ptimer_restore_stats {
+	int mode;			/* PTIMER_MODE_EXACT or _LINEAR, as used */
+	uint64_t pairs;			/* linear create/delete pairs */
+	uint64_t ns_total;		/* restore wall time, ns */
+	uint64_t ns_inject;		/* of which in the target, ns */
+};
+
+/*
+ * ptimer_restore_task - recreate img's timers in t (all threads stopped)
+ * with their IDs and arm them, all or nothing.  Checks before touching
+ * anything: the target holds none of the IDs, every notify tid and CPU-clock
+ * pid maps to a thread of t.  Then in the target: exact-ID prctl ON, create,
+ * OFF (always), arm; or the linear create/delete loop when the kernel lacks
+ * the prctl (kernel commit ec2d0c04624b, Linux 6.15).  Returns 0 or -errno,
+ * err set; on failure the target holds none of img's timers.
+ */
+int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
+			const struct ptimer_restore_opts *o, struct ptimer_restore_stats *st,
+			struct ptimer_err *err);
+
+/*
+ * ptimer_verify_task - check that t (stopped) holds img's timers as restore
+ * would have made them (someone else restored them: criu 4.2+ "native"):
+ * same IDs, clock, notification, signal, sival and thread in
+ * /proc/PID/timers, the same it_interval, and an it_value not larger than
+ * the image's (read inside the process).  Returns 0, or -EPROTO naming the
+ * first timer that differs, or -errno; err set.
+ */
+int ptimer_verify_task(struct ptimer_task *t, const struct ptimer_image *img,
+		       const struct ptimer_restore_opts *o, struct ptimer_err *err);
+
+/* ptimer_restore - the CLI's whole restore: read image_path, seize pid,
+ * ptimer_restore_task, release.  Returns 0 or -errno, err set. */
+int ptimer_restore(pid_t pid, const char *image_path, const struct ptimer_restore_opts *o,
+		   struct ptimer_restore_stats *st, struct ptimer_err *err);
+
+/*
+ * ptimer_restore_slice_task - the rseq part of a restore alone (criu
+ * "native" mode, where criu made the timers): prepare and apply below for
+ * img's "enabled" threads in t (stopped).  Returns 0 or -errno, err set.
+ */
+int ptimer_restore_slice_task(struct ptimer_task *t, const struct ptimer_image *img,
+			      const struct ptimer_restore_opts *o, struct ptimer_err *err);
+
+#endif
