@@ -126,6 +126,10 @@ $(B)/test/test_%: test/unit/test_%.c $(LIB_OBJS)
 $(B)/test/%: test/e2e/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< -lrt -lpthread
+# zdtm_timers reads /proc and writes its state files through lib/, as ptimer does.
+$(B)/test/zdtm_timers: test/e2e/zdtm_timers.c $(LIB_SRCS:%.c=$(B)/%.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ -lrt -lpthread
 
 tests: $(B)/ptimer $(UNIT_TESTS) $(E2E_PROGS)
 

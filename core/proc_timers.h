@@ -41,14 +41,6 @@ int ptimer_proc_read_timers(pid_t pid, struct ptimer_timer **out, uint32_t *n,
 			    struct ptimer_err *err);
 
 /*
- * ptimer_proc_nspid - the innermost pid of host tid (NSpid: last field of
- * /proc/<pid>/task/<tid>/status; Linux 4.1+).  Returns that pid (> 0), or
- * -ENOENT (gone), -EINVAL (no NSpid line: then the caller's namespace is the
- * only one and tid itself is returned instead).
- */
-pid_t ptimer_proc_nspid(pid_t pid, pid_t tid);
-
-/*
  * ptimer_proc_threads - the host tids of pid's threads (/proc/<pid>/task),
  * leader first.  *tids malloc'ed.  Returns the count (>= 1) or -errno.
  */

@@ -27,43 +27,17 @@
 /* Process state letter from /proc/PID/stat, or 0. */
 static char proc_state(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	ssize_t r;
-	FILE *f;
+	struct ptimer_proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	r = (ssize_t)fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	if (r <= 0)
-		return 0;
-	buf[r] = '\0';
-	p = strrchr(buf, ')');	/* comm may hold spaces and parens */
-	return p && p[1] == ' ' ? p[2] : 0;
+	return ptimer_proc_stat(pid, &st) ? 0 : st.state;
 }
 
-/* PF_KTHREAD (0x00200000) in the flags field of /proc/PID/stat. */
+/* PF_KTHREAD in the flags field of /proc/PID/stat. */
 static bool proc_is_kthread(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long flags = 0;
-	size_t r;
-	FILE *f;
+	struct ptimer_proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	r = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[r] = '\0';
-	p = strrchr(buf, ')');
-	/* ") S ppid pgrp session tty_nr tpgid flags" */
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
-		return false;
-	return flags & 0x00200000ul;
+	return !ptimer_proc_stat(pid, &st) && (st.flags & PTIMER_PF_KTHREAD);
 }
 
 /*

@@ -23,6 +23,7 @@
 
 #include "proto/ptimer.pb-c.h"
 #include "images/image.h"
+#include "lib/file.h"
 
 #define IMG_PREFIX	"ptimers-"
 #define IMG_SUFFIX	".img"
@@ -54,7 +55,7 @@ int ptimer_image_path(char *buf, size_t len, const char *dir, int pid)
 
 /* Buffered writer onto the temporary file; the first error sticks. */
 struct img_out {
-	int fd;
+	struct ptimer_atomic a;
 	uint8_t *buf;
 	size_t used;
 	int err;		/* positive errno once a write failed */
@@ -62,21 +63,8 @@ struct img_out {
 
 static void out_flush(struct img_out *o)
 {
-	size_t done = 0;
-
-	while (!o->err && done < o->used) {
-		ssize_t n = write(o->fd, o->buf + done, o->used - done);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			o->err = errno;
-		} else if (n == 0) {
-			o->err = EIO;
-		} else {
-			done += n;
-		}
-	}
+	if (!o->err)
+		o->err = -ptimer_atomic_write(&o->a, o->buf, o->used);
 	o->used = 0;
 }
 
@@ -172,42 +160,9 @@ static void free_head_threads(PtimerHead *head)
 	head->n_threads = 0;
 }
 
-/* "d/ptimers-5.img" -> "d/.ptimers-5.img.XXXXXX": same directory, so rename is atomic. */
-static int temp_template(char *buf, size_t len, const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	int dlen = slash ? (int)(slash - path + 1) : 0;
-	int n = snprintf(buf, len, "%.*s.%s.XXXXXX", dlen, path, path + dlen);
-
-	if (n < 0 || (size_t)n >= len)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
-/* The new name must survive a crash too; some file systems refuse fsync on a directory. */
-static void sync_parent_dir(const char *path)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	int fd;
-
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-}
-
 int ptimer_image_write(const char *path, const struct ptimer_image *img, struct ptimer_err *err)
 {
-	char tmp[PATH_MAX];
-	struct img_out o = { .fd = -1 };
+	struct img_out o = { .a.fd = -1 };
 	PtimerHead head = PTIMER_HEAD__INIT;
 	uint32_t i;
 	int ret;
@@ -215,26 +170,14 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
 	ret = ptimer_image_validate(img, path, err);
 	if (ret)
 		return ret;
-	if (temp_template(tmp, sizeof(tmp), path)) {
-		ptimer_err_set(err, "cannot write image %s: path too long; %s",
-			       path, ptimer_errno_hint(ENAMETOOLONG));
-		return -ENAMETOOLONG;
-	}
 	/* room for one whole head entry too (threads[] can exceed a chunk) */
 	o.buf = malloc(WRITE_CHUNK + 4 + PTIMER_IMG_MAX_HEAD);
-	if (!o.buf) {
-		ptimer_err_set(err, "cannot write image %s: out of memory; %s",
-			       path, ptimer_errno_hint(ENOMEM));
-		return -ENOMEM;
-	}
-	o.fd = mkstemp(tmp);
-	if (o.fd < 0) {
-		ret = -errno;
-		ptimer_err_set(err, "cannot write image %s: cannot create temporary file %s: %s; %s",
-			       path, tmp, strerror(-ret), ptimer_errno_hint(-ret));
-		free(o.buf);
-		return ret;
-	}
+	if (!o.buf)
+		return ptimer_errf(err, ENOMEM, "cannot write image %s: out of memory; %s",
+				   path, ptimer_errno_hint(ENOMEM));
+	ret = ptimer_atomic_open(&o.a, path, "image", 0600, PTIMER_FILE_HINT | PTIMER_FILE_SYNC_DIR, err);
+	if (ret)
+		goto out;
 
 	put_le32(out_reserve(&o, 4), PTIMER_IMG_MAGIC);
 	head.version = PTIMER_IMG_VERSION;
@@ -244,12 +187,10 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
 	head.criu_mode = img->criu_mode;
 	ret = head_threads(&head, img);
 	if (ret) {
-		close(o.fd);
-		unlink(tmp);
-		free(o.buf);
-		ptimer_err_set(err, "cannot write image %s: out of memory; %s",
-			       path, ptimer_errno_hint(ENOMEM));
-		return ret;
+		ptimer_atomic_abort(&o.a);
+		ptimer_errf(err, ret, "cannot write image %s: out of memory; %s", path,
+			    ptimer_errno_hint(ENOMEM));
+		goto out;
 	}
 	out_message(&o, &head.base, PTIMER_IMG_MAX_HEAD);
 	free_head_threads(&head);
@@ -260,27 +201,17 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
 		out_message(&o, &e.base, PTIMER_IMG_MAX_ENTRY);
 	}
 	out_flush(&o);
-	if (!o.err && fsync(o.fd))
-		o.err = errno;
-	if (close(o.fd) && !o.err)
-		o.err = errno;
-	if (!o.err && rename(tmp, path))
-		o.err = errno;
-	if (o.err) {
-		unlink(tmp);
-		if (o.err == EMSGSIZE)
-			ptimer_err_set(err, "cannot write image %s: an entry exceeds %u bytes "
-				       "(PTIMER_IMG_MAX_ENTRY); this is a ptimer bug, please report it",
-				       path, PTIMER_IMG_MAX_ENTRY);
-		else
-			ptimer_err_set(err, "cannot write image %s: %s; %s",
-				       path, strerror(o.err), ptimer_errno_hint(o.err));
-		free(o.buf);
-		return -o.err;
+	if (o.err == EMSGSIZE) {
+		ptimer_atomic_abort(&o.a);
+		ret = ptimer_errf(err, EMSGSIZE, "cannot write image %s: an entry exceeds %u bytes "
+				  "(PTIMER_IMG_MAX_ENTRY); this is a ptimer bug, please report it",
+				  path, PTIMER_IMG_MAX_ENTRY);
+		goto out;
 	}
-	sync_parent_dir(path);
+	ret = ptimer_atomic_commit(&o.a, err);
+out:
 	free(o.buf);
-	return 0;
+	return ret;
 }
 
 /* ---- read --------------------------------------------------------------- */
@@ -288,76 +219,6 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
 /* Largest well-formed file: magic + head + PTIMER_IMG_MAX_TIMERS capped entries. */
 #define IMG_MAX_FILE	(4ull + PTIMER_IMG_MAX_HEAD + (1ull + PTIMER_IMG_MAX_TIMERS) * (4ull + PTIMER_IMG_MAX_ENTRY))
 
-static int read_whole(const char *path, uint8_t **bufp, size_t *sizep, struct ptimer_err *err)
-{
-	struct stat st;
-	uint8_t *buf = NULL;
-	size_t done = 0;
-	int fd, ret = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		ptimer_err_set(err, "cannot open image %s: %s; %s",
-			       path, strerror(-ret), ptimer_errno_hint(-ret));
-		return ret;
-	}
-	if (fstat(fd, &st)) {
-		ret = -errno;
-		ptimer_err_set(err, "cannot stat image %s: %s; %s",
-			       path, strerror(-ret), ptimer_errno_hint(-ret));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		ret = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-		ptimer_err_set(err, "cannot read image %s: not a regular file; %s",
-			       path, ptimer_errno_hint(EISDIR));
-		goto out;
-	}
-	if ((uint64_t)st.st_size > IMG_MAX_FILE) {
-		ret = -EFBIG;
-		ptimer_err_set(err, "cannot read image %s: %lld bytes is more than any image of "
-			       "%u timers; not a ptimer image", path, (long long)st.st_size,
-			       PTIMER_IMG_MAX_TIMERS);
-		goto out;
-	}
-	/* +1 so a malloc(0) never happens and growth during the read is seen. */
-	buf = malloc(st.st_size + 1);
-	if (!buf) {
-		ret = -ENOMEM;
-		ptimer_err_set(err, "cannot read image %s: out of memory for %lld bytes; %s",
-			       path, (long long)st.st_size, ptimer_errno_hint(ENOMEM));
-		goto out;
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf + done, st.st_size + 1 - done);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			ptimer_err_set(err, "cannot read image %s: %s; %s",
-				       path, strerror(-ret), ptimer_errno_hint(-ret));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		done += n;
-		if (done > (size_t)st.st_size) {
-			ret = -EAGAIN;
-			ptimer_err_set(err, "cannot read image %s: it grew while being read; "
-				       "wait for the dump to finish and retry", path);
-			goto out;
-		}
-	}
-	*bufp = buf;
-	*sizep = done;
-	buf = NULL;
-out:
-	free(buf);
-	close(fd);
-	return ret;
-}
 
 /*
  * The next length-prefixed entry at *off: 1 and (*msg, *len) when there is
@@ -555,15 +416,16 @@ static int parse_image(const char *path, const uint8_t *buf, size_t size,
 
 int ptimer_image_read(const char *path, struct ptimer_image *img, struct ptimer_err *err)
 {
-	uint8_t *buf = NULL;
+	char *buf = NULL;
 	size_t size = 0;
 	int ret;
 
 	memset(img, 0, sizeof(*img));
-	ret = read_whole(path, &buf, &size, err);
+	ret = ptimer_file_read(path, "image", IMG_MAX_FILE, PTIMER_FILE_REGULAR | PTIMER_FILE_HINT, &buf,
+			       &size, err);
 	if (ret)
 		return ret;
-	ret = parse_image(path, buf, size, img, err);
+	ret = parse_image(path, (const uint8_t *)buf, size, img, err);
 	free(buf);
 	if (ret)
 		ptimer_image_free(img);

@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "images/image.h"
+#include "lib/file.h"
 
 #define JSON_MAX_FILE	(1u << 31)	/* bytes; ~8x a PTIMER_IMG_MAX_TIMERS image */
 #define JSON_FIX	"fix the JSON file"
@@ -127,63 +128,6 @@ static unsigned line_of(const struct jctx *c, size_t off)
 	for (i = 0; i < off && i < c->len; i++)
 		line += c->buf[i] == '\n';
 	return line;
-}
-
-static int read_json_file(const char *path, char **bufp, size_t *lenp, struct ptimer_err *err)
-{
-	size_t cap = 0, len = 0;
-	char *buf = NULL;
-	FILE *f;
-	int ret = 0;
-
-	f = fopen(path, "re");
-	if (!f) {
-		ret = -errno;
-		ptimer_err_set(err, "cannot open JSON file %s: %s; %s",
-			       path, strerror(-ret), ptimer_errno_hint(-ret));
-		return ret;
-	}
-	for (;;) {
-		size_t n;
-
-		if (len + 1 >= cap) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 64 * 1024;
-			if (cap > JSON_MAX_FILE) {
-				ret = -EFBIG;
-				ptimer_err_set(err, "cannot read JSON file %s: larger than %u bytes; "
-					       "not a ptimer image", path, JSON_MAX_FILE);
-				goto out;
-			}
-			nb = realloc(buf, cap);
-			if (!nb) {
-				ret = -ENOMEM;
-				ptimer_err_set(err, "cannot read JSON file %s: out of memory; %s",
-					       path, ptimer_errno_hint(ENOMEM));
-				goto out;
-			}
-			buf = nb;
-		}
-		n = fread(buf + len, 1, cap - 1 - len, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		ret = errno ? -errno : -EIO;
-		ptimer_err_set(err, "cannot read JSON file %s: %s; %s",
-			       path, strerror(-ret), ptimer_errno_hint(-ret));
-		goto out;
-	}
-	buf[len] = '\0';
-	*bufp = buf;
-	*lenp = len;
-	buf = NULL;
-out:
-	free(buf);
-	fclose(f);
-	return ret;
 }
 
 /*
@@ -718,7 +662,7 @@ int ptimer_image_from_json(const char *path, struct ptimer_image *img, struct pt
 	int ret;
 
 	memset(img, 0, sizeof(*img));
-	ret = read_json_file(path, &buf, &c.len, err);
+	ret = ptimer_file_read(path, "JSON file", JSON_MAX_FILE, PTIMER_FILE_HINT, &buf, &c.len, err);
 	if (ret)
 		return ret;
 	c.buf = buf;

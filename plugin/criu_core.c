@@ -17,39 +17,30 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "lib/file.h"
 #include "plugin/criu_core.h"
 #include "proto/criu_core.pb-c.h"
 
 #define CRIU_IMG_COMMON_MAGIC	0x54564319u
 #define CRIU_CORE_MAGIC		0x55053847u
 
-static int read_file(const char *path, uint8_t **buf, size_t *len, struct ptimer_err *err)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
-	ssize_t r;
+/* criu's core-<vpid>.img: a few KiB; larger is not a core image. */
+#define CRIU_CORE_MAX	(64u << 20)
 
-	if (fd < 0)
-		return ptimer_errf(err, errno, "cannot open criu image %s: %s", path, strerror(errno));
-	if (fstat(fd, &st) || st.st_size < 12 || st.st_size > (64 << 20)) {
-		ret = ptimer_errf(err, EINVAL, "criu image %s: size %lld is not that of a core image", path,
-				  (long long)st.st_size);
-		goto out;
+static int read_core(const char *path, uint8_t **buf, size_t *len, struct ptimer_err *err)
+{
+	char *b;
+	int ret = ptimer_file_read(path, "criu image", CRIU_CORE_MAX, PTIMER_FILE_REGULAR, &b, len, err);
+
+	if (ret)
+		return ret;
+	if (*len < 12) {
+		free(b);
+		return ptimer_errf(err, EINVAL, "criu image %s: size %zu is not that of a core image", path,
+				   *len);
 	}
-	*len = (size_t)st.st_size;
-	*buf = malloc(*len);
-	if (!*buf) {
-		ret = ptimer_errf(err, ENOMEM, "out of memory for %s", path);
-		goto out;
-	}
-	r = pread(fd, *buf, *len, 0);
-	if (r != (ssize_t)*len) {
-		ret = ptimer_errf(err, EIO, "cannot read criu image %s", path);
-		free(*buf);
-	}
-out:
-	close(fd);
-	return ret;
+	*buf = (uint8_t *)b;
+	return 0;
 }
 
 static uint32_t get_u32(const uint8_t *p)
@@ -58,28 +49,6 @@ static uint32_t get_u32(const uint8_t *p)
 
 	memcpy(&v, p, 4);
 	return v;
-}
-
-/* Write buf to path through a temporary file and rename. */
-static int replace_file(const char *path, const uint8_t *buf, size_t len, struct ptimer_err *err)
-{
-	char tmp[4200];
-	int fd, ret = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.ptimer-XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0)
-		return ptimer_errf(err, errno, "cannot rewrite %s: %s", path, strerror(errno));
-	if (write(fd, buf, len) != (ssize_t)len || fsync(fd))
-		ret = ptimer_errf(err, errno ? errno : EIO, "cannot rewrite %s: %s", path, strerror(errno));
-	if (fchmod(fd, 0600) && !ret)
-		ret = ptimer_errf(err, errno, "cannot rewrite %s: %s", path, strerror(errno));
-	close(fd);
-	if (!ret && rename(tmp, path))
-		ret = ptimer_errf(err, errno, "cannot rewrite %s: %s", path, strerror(errno));
-	if (ret)
-		unlink(tmp);
-	return ret;
 }
 
 int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed, struct ptimer_err *err)
@@ -92,7 +61,7 @@ int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed
 
 	*removed = 0;
 	snprintf(path, sizeof(path), "%s/core-%d.img", dir, vpid);
-	ret = read_file(path, &buf, &len, err);
+	ret = read_core(path, &buf, &len, err);
 	if (ret)
 		return ret;
 	if (get_u32(buf) != CRIU_IMG_COMMON_MAGIC || get_u32(buf + 4) != CRIU_CORE_MAGIC) {
@@ -130,39 +99,12 @@ int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed
 	criu_core_entry__pack(core, out + 12);
 	/* whatever followed the entry stays */
 	memcpy(out + 12 + olen, buf + 12 + elen, len - 12 - elen);
-	ret = replace_file(path, out, 12 + olen + (len - 12 - elen), err);
+	ret = ptimer_file_replace(path, "criu image", out, 12 + olen + (len - 12 - elen), 0600,
+				  PTIMER_FILE_SYNC_DIR, err);
 out:
 	if (core)
 		criu_core_entry__free_unpacked(core, NULL);
 	free(out);
 	free(buf);
 	return ret;
-}
-
-int ptimer_criu_core_count_timers(const char *dir, pid_t vpid, uint32_t *count, struct ptimer_err *err)
-{
-	char path[4096];
-	CriuCoreEntry *core;
-	uint8_t *buf;
-	size_t len, elen;
-	int ret;
-
-	*count = 0;
-	snprintf(path, sizeof(path), "%s/core-%d.img", dir, vpid);
-	ret = read_file(path, &buf, &len, err);
-	if (ret)
-		return ret;
-	elen = get_u32(buf + 8);
-	if (get_u32(buf) != CRIU_IMG_COMMON_MAGIC || get_u32(buf + 4) != CRIU_CORE_MAGIC || elen > len - 12) {
-		free(buf);
-		return ptimer_errf(err, EINVAL, "%s: not a criu core image", path);
-	}
-	core = criu_core_entry__unpack(NULL, elen, buf + 12);
-	free(buf);
-	if (!core)
-		return ptimer_errf(err, EINVAL, "%s: CoreEntry does not decode", path);
-	if (core->tc && core->tc->timers)
-		*count = (uint32_t)core->tc->timers->n_posix;
-	criu_core_entry__free_unpacked(core, NULL);
-	return 0;
 }

@@ -19,8 +19,4 @@
  */
 int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed, struct ptimer_err *err);
 
-/* ptimer_criu_core_count_timers - how many POSIX timers DIR/core-<vpid>.img
- * holds.  Returns 0 or -errno. */
-int ptimer_criu_core_count_timers(const char *dir, pid_t vpid, uint32_t *count, struct ptimer_err *err);
-
 #endif

@@ -155,18 +155,10 @@ static void reaper_stop(struct reaper *r)
 /* After a failed compel call: is the process gone?  Then say so. */
 static int explain_failure(const struct ptimer_blob *b, const char *what, struct ptimer_err *err)
 {
-	char path[64], line[128];
-	bool gone = true;
-	FILE *f;
+	char state[64];
+	bool gone = ptimer_proc_status(b->tid, 0, "State", state, sizeof(state)) ||
+		    state[0] == 'Z' || state[0] == 'X';
 
-	snprintf(path, sizeof(path), "/proc/%d/status", b->tid);
-	f = fopen(path, "re");
-	if (f) {
-		while (fgets(line, sizeof(line), f))
-			if (!strncmp(line, "State:", 6))
-				gone = strchr(line, 'Z') || strchr(line, 'X');
-		fclose(f);
-	}
 	if (gone)
 		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was %s in it", b->tgid, what);
 	return ptimer_errf(err, EIO, "%s in thread %d failed: %s", what, b->tid,
