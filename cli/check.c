@@ -38,20 +38,6 @@ static int line(const char *what, bool ok, const char *fmt, ...)
 	return ok ? 0 : 1;
 }
 
-/* Effective capability of this process, via libcap. */
-static bool have_cap(cap_value_t cap)
-{
-	cap_flag_value_t v = CAP_CLEAR;
-	cap_t caps = cap_get_proc();
-
-	if (!caps)
-		return false;
-	if (cap_get_flag(caps, cap, CAP_EFFECTIVE, &v))
-		v = CAP_CLEAR;
-	cap_free(caps);
-	return v == CAP_SET;
-}
-
 /* Can we seize a child of ours and stop it? */
 static int try_ptrace(char *why, size_t len)
 {
@@ -84,7 +70,6 @@ int ptimer_check(void)
 	struct ptimer_err err;
 	uint32_t n;
 	char why[160] = "", scope[16] = "absent";
-	FILE *f;
 	int bad = 0, r;
 
 	r = ptimer_proc_read_timers(getpid(), &t, &n, &err);
@@ -96,24 +81,19 @@ int ptimer_check(void)
 	     ? "PR_TIMER_CREATE_RESTORE_IDS: restore creates each ID directly"
 	     : "kernel lacks PR_TIMER_CREATE_RESTORE_IDS (Linux < 6.15): restore uses the linear create/delete loop");
 
-	f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
-	if (f) {
-		if (!fgets(scope, sizeof(scope), f))
-			strcpy(scope, "?");
-		scope[strcspn(scope, "\n")] = '\0';
-		fclose(f);
-	}
+	if (ptimer_yama_scope() >= 0)
+		snprintf(scope, sizeof(scope), "%d", ptimer_yama_scope());
 	r = try_ptrace(why, sizeof(why));
 	bad |= line("ptrace", r == 0, "%s (yama ptrace_scope: %s%s)", r == 0 ? "can seize and interrupt a process" : why,
 		    scope, !strcmp(scope, "1") ? ": descendants only without CAP_SYS_PTRACE"
 		    : !strcmp(scope, "2") ? ": CAP_SYS_PTRACE needed" : !strcmp(scope, "3") ? ": no attaching at all"
 		    : !strcmp(scope, "absent") ? ", no yama in this kernel" : "");
 
-	bad |= line("CAP_SYS_PTRACE", have_cap(CAP_SYS_PTRACE), "%s", have_cap(CAP_SYS_PTRACE)
+	bad |= line("CAP_SYS_PTRACE", ptimer_cap_effective(CAP_SYS_PTRACE), "%s", ptimer_cap_effective(CAP_SYS_PTRACE)
 		    ? "effective: may stop processes of other users"
 		    : "missing: only your own processes can be dumped or restored");
-	line("CAP_CHECKPOINT_RESTORE", have_cap(CAP_CHECKPOINT_RESTORE), "%s",
-	     have_cap(CAP_CHECKPOINT_RESTORE)
+	line("CAP_CHECKPOINT_RESTORE", ptimer_cap_effective(CAP_CHECKPOINT_RESTORE), "%s",
+	     ptimer_cap_effective(CAP_CHECKPOINT_RESTORE)
 	     ? "effective; ptimer itself does not need it (the exact-ID prctl is per process and asks for no "
 	       "capability), criu does"
 	     : "missing: ptimer does not need it (the exact-ID prctl is per process and asks for no "

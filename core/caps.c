@@ -29,8 +29,7 @@
 #include "core/caps.h"
 #include "lib/procfs.h"
 
-/* Effective capability of this process (libcap cap_get_proc()). */
-static bool cap_effective(cap_value_t cap)
+bool ptimer_cap_effective(int cap)
 {
 	cap_flag_value_t v = CAP_CLEAR;
 	cap_t caps = cap_get_proc();
@@ -132,7 +131,7 @@ int ptimer_may_attach(pid_t pid, struct ptimer_err *err)
 		comm_of(f.tracer, f.tracer_comm, sizeof(f.tracer_comm));
 	}
 	f.yama_scope = ptimer_yama_scope();
-	f.cap_sys_ptrace = cap_effective(CAP_SYS_PTRACE);
+	f.cap_sys_ptrace = ptimer_cap_effective(CAP_SYS_PTRACE);
 	f.my_uid = getuid();
 	f.my_gid = getgid();
 	if (status_ids(pid, "Uid", v) == 4 && status_ids(pid, "Gid", g) == 4) {

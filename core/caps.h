@@ -42,6 +42,11 @@ int ptimer_attach_verdict(const struct ptimer_attach_facts *f, struct ptimer_err
  * before PTRACE_SEIZE.  Anything unreadable counts as "no objection". */
 int ptimer_may_attach(pid_t pid, struct ptimer_err *err);
 
+/* ptimer_cap_effective - whether capability cap (CAP_*, uapi/linux/capability.h)
+ * is in this process's effective set (libcap cap_get_proc()); false when
+ * it cannot be read. */
+bool ptimer_cap_effective(int cap);
+
 /* ptimer_yama_hint - "; yama ptrace_scope is N ..." for an EPERM message
  * when yama's setting may be why, else "". */
 const char *ptimer_yama_hint(void);

@@ -17,13 +17,6 @@
 #include "core/task.h"
 #include "restorer/host/inject.h"
 
-static int cmp_timer_id(const void *a, const void *b)
-{
-	const struct ptimer_timer *x = a, *y = b;
-
-	return (x->timer_id > y->timer_id) - (x->timer_id < y->timer_id);
-}
-
 /* CPUCLOCK_PID() of include/linux/posix-timers_types.h: pid 0 is "self". */
 static pid_t cpu_clock_pid(int32_t clock_id)
 {
@@ -144,7 +137,7 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, st
 	if (!dead)
 		ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
 	if (n)
-		qsort(timers, n, sizeof(*timers), cmp_timer_id);
+		qsort(timers, n, sizeof(*timers), ptimer_timer_cmp_id);
 	for (uint32_t i = 0; i < n && !ret; i++)
 		ret = translate_notify(t, &timers[i], o && o->strict, &dead[i], err);
 	if (!ret && n)

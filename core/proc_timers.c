@@ -18,6 +18,7 @@
 #include "core/proc_timers.h"
 #include "images/image.h"
 #include "lib/file.h"
+#include "lib/cmp.h"
 
 /* show_timer() prints at most ~100 bytes a timer. */
 #define PROC_TIMERS_MAX	((size_t)PTIMER_IMG_MAX_TIMERS * 128)
@@ -227,13 +228,6 @@ int ptimer_proc_read_timers(pid_t pid, struct ptimer_timer **out, uint32_t *n, s
 	return ret;
 }
 
-static int cmp_pid(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 int ptimer_proc_threads(pid_t pid, pid_t **tids)
 {
 	char path[64];
@@ -269,7 +263,7 @@ int ptimer_proc_threads(pid_t pid, pid_t **tids)
 		free(v);
 		return -ESRCH;
 	}
-	qsort(v, (size_t)n, sizeof(*v), cmp_pid);
+	qsort(v, (size_t)n, sizeof(*v), ptimer_cmp_int);
 	/* Leader first. */
 	for (int i = 0; i < n; i++) {
 		if (v[i] == pid) {

@@ -24,26 +24,13 @@
 #include "core/rseq.h"
 #include "core/task.h"
 #include "core/util.h"
+#include "lib/cmp.h"
 #include "restorer/host/inject.h"
 
 #define LINEAR_BUDGET		(1u << 16)	/* pairs per blob run: ~0.2 s here */
 #define LINEAR_NS_PER_PAIR	2500		/* measured here: 2.5 us a pair on 6.18 */
 #define PROGRESS_EVERY_NS	3000000000ull	/* a line, not on a terminal */
 #define PROGRESS_TTY_NS		250000000ull	/* bar redraw on a terminal */
-
-static int cmp_timer_id(const void *a, const void *b)
-{
-	const struct ptimer_timer *x = a, *y = b;
-
-	return (x->timer_id > y->timer_id) - (x->timer_id < y->timer_id);
-}
-
-static int cmp_i32(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-
-	return (x > y) - (x < y);
-}
 
 static pid_t map_tid(const struct ptimer_task *t, const struct ptimer_image *img,
 		     const struct ptimer_restore_opts *o, pid_t tid)
@@ -98,7 +85,7 @@ static int map_timers(const struct ptimer_task *t, const struct ptimer_image *im
 		}
 		tm->notify_tid = to;
 	}
-	qsort(w, img->n_timers, sizeof(*w), cmp_timer_id);
+	qsort(w, img->n_timers, sizeof(*w), ptimer_timer_cmp_id);
 	*out = w;
 	return 0;
 }
@@ -124,7 +111,7 @@ static int read_occupied(const struct ptimer_task *t, const struct ptimer_timer 
 	for (uint32_t i = 0; i < n_cur; i++)
 		ids[i] = cur[i].timer_id;
 	free(cur);
-	qsort(ids, n_cur, sizeof(*ids), cmp_i32);
+	qsort(ids, n_cur, sizeof(*ids), ptimer_cmp_int);
 	for (uint32_t i = 0, j = 0; i < n && j < n_cur;) {
 		if (w[i].timer_id < ids[j]) {
 			i++;
@@ -303,10 +290,10 @@ static int verify_restored(const struct ptimer_task *t, const struct ptimer_time
 
 	if (ret)
 		return ret;
-	qsort(cur, n_cur, sizeof(*cur), cmp_timer_id);
+	qsort(cur, n_cur, sizeof(*cur), ptimer_timer_cmp_id);
 	for (uint32_t i = 0; i < n && !ret; i++) {
 		const struct ptimer_timer *want = &w[i];
-		struct ptimer_timer *got = bsearch(want, cur, n_cur, sizeof(*cur), cmp_timer_id);
+		struct ptimer_timer *got = bsearch(want, cur, n_cur, sizeof(*cur), ptimer_timer_cmp_id);
 		pid_t host = want->sigev_notify & PTIMER_SIGEV_THREAD_ID
 			     ? ptimer_task_host_tid(t, want->notify_tid) : t->pid;
 

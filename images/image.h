@@ -131,6 +131,10 @@ int ptimer_image_read(const char *path, struct ptimer_image *img, struct ptimer_
  */
 int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct ptimer_err *err);
 
+/* ptimer_timer_cmp_id - qsort(3)/bsearch(3) order of struct ptimer_timer by
+ * timer_id, ascending. */
+int ptimer_timer_cmp_id(const void *a, const void *b);
+
 /* ptimer_image_free - free img->timers, img->threads and zero *img; NULL or
  * empty is fine. */
 void ptimer_image_free(struct ptimer_image *img);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "images/image.h"
+#include "lib/cmp.h"
 
 #define NSEC_MAX	999999999LL
 #define SIGNO_MAX	64		/* SIGRTMAX on Linux, uapi/asm-generic/signal.h _NSIG */
@@ -148,6 +149,13 @@ struct id_at {
 	uint32_t idx;
 };
 
+int ptimer_timer_cmp_id(const void *a, const void *b)
+{
+	const struct ptimer_timer *x = a, *y = b;
+
+	return (x->timer_id > y->timer_id) - (x->timer_id < y->timer_id);
+}
+
 static int cmp_id_at(const void *a, const void *b)
 {
 	const struct id_at *x = a, *y = b;
@@ -240,13 +248,6 @@ static int check_thread(const struct ptimer_thread *t, uint32_t i, const char *w
 	return 0;
 }
 
-static int cmp_i32(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 static int check_threads(const struct ptimer_image *img, const char *what, struct ptimer_err *err)
 {
 	int32_t *tids;
@@ -276,7 +277,7 @@ static int check_threads(const struct ptimer_image *img, const char *what, struc
 	}
 	for (i = 0; i < img->n_threads; i++)
 		tids[i] = img->threads[i].tid;
-	qsort(tids, img->n_threads, sizeof(*tids), cmp_i32);
+	qsort(tids, img->n_threads, sizeof(*tids), ptimer_cmp_int);
 	for (i = 1; i < img->n_threads && !ret; i++) {
 		if (tids[i] == tids[i - 1]) {
 			ptimer_err_set(err, "%s: tid %" PRId32 " appears twice in threads", what, tids[i]);

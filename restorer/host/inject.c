@@ -19,7 +19,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +30,7 @@
 #include "restorer/host/inject.h"
 #include "lib/err.h"
 #include "lib/procfs.h"
+#include "lib/vm.h"
 
 #define PAGE 4096ul
 #define PAGE_ALIGN(x) (((x) + PAGE - 1) & ~(PAGE - 1))
@@ -220,33 +220,25 @@ static int remote_syscall(struct ptimer_blob *b, int nr, long *ret, unsigned lon
 static int vm_write(struct ptimer_blob *b, uint64_t addr, const void *src, size_t len,
 		    struct ptimer_err *err)
 {
-	struct iovec local = { (void *)src, len }, remote = { (void *)addr, len };
-	ssize_t w;
+	int r = ptimer_vm_copy(b->tid, addr, (void *)src, len, true);
 
-	if (!len)
-		return 0;
-	w = process_vm_writev(b->tid, &local, 1, &remote, 1, 0);
-	if (w < 0 && errno == ESRCH)
+	if (r == -ESRCH)
 		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was working in it", b->tgid);
-	if (w != (ssize_t)len)
-		return ptimer_errf(err, w < 0 ? errno : EIO, "cannot write %zu bytes into thread %d at %#lx: %s",
-				   len, b->tid, (unsigned long)addr, w < 0 ? strerror(errno) : "short write");
+	if (r)
+		return ptimer_errf(err, r, "cannot write %zu bytes into thread %d at %#lx: %s",
+				   len, b->tid, (unsigned long)addr, strerror(-r));
 	return 0;
 }
 
 static int vm_read(struct ptimer_blob *b, uint64_t addr, void *dst, size_t len, struct ptimer_err *err)
 {
-	struct iovec local = { dst, len }, remote = { (void *)addr, len };
-	ssize_t r;
+	int r = ptimer_vm_copy(b->tid, addr, dst, len, false);
 
-	if (!len)
-		return 0;
-	r = process_vm_readv(b->tid, &local, 1, &remote, 1, 0);
-	if (r < 0 && errno == ESRCH)
+	if (r == -ESRCH)
 		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was working in it", b->tgid);
-	if (r != (ssize_t)len)
-		return ptimer_errf(err, r < 0 ? errno : EIO, "cannot read %zu bytes from thread %d at %#lx: %s",
-				   len, b->tid, (unsigned long)addr, r < 0 ? strerror(errno) : "short read");
+	if (r)
+		return ptimer_errf(err, r, "cannot read %zu bytes from thread %d at %#lx: %s",
+				   len, b->tid, (unsigned long)addr, strerror(-r));
 	return 0;
 }
 
