@@ -5,8 +5,10 @@
  * (timer_gettime, timer_getoverrun) through one run of the in-target blob.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/dump.h"
@@ -15,6 +17,7 @@
 #include "core/procwatch.h"
 #include "core/rseq.h"
 #include "core/task.h"
+#include "core/util.h"
 #include "restorer/host/inject.h"
 
 /* CPUCLOCK_PID() of include/linux/posix-timers_types.h: pid 0 is "self". */
@@ -95,7 +98,7 @@ int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *ti
 	got = calloc(n, sizeof(*got));
 	if (!got)
 		return ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
-	ret = ptimer_blob_open(&b, t->tids[0], n, 0, err);
+	ret = ptimer_blob_open(&b, ptimer_task_runner(t), n, 0, err);
 	if (ret)
 		goto out;
 	ret = ptimer_blob_load(b, timers, NULL, err);
@@ -166,20 +169,28 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, st
 
 int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, struct ptimer_err *err)
 {
+	struct ptimer_procwatch_window win = { 0 };
 	struct ptimer_procwatch *w = NULL;
 	struct ptimer_image img;
 	struct ptimer_task t;
 	struct ptimer_err werr;
 	char path[4096];
 	pid_t *tids = NULL;
-	int ret, n_tids = 0;
+	struct stat sb;
+	int ret, n_tids = 0, left, sig;
 
-	if (access(dir, W_OK | X_OK))
+	if (stat(dir, &sb))
 		return ptimer_errf(err, errno, "image directory %s: %s; %s", dir, strerror(errno),
-				   errno == ENOENT ? "create it or pass another -D" : "pass a writable -D");
+				   errno == ENOENT ? "create it or pass another -D" : "pass another -D");
+	if (!S_ISDIR(sb.st_mode))
+		return ptimer_errf(err, ENOTDIR, "image directory %s: not a directory; pass a directory as -D",
+				   dir);
+	if (access(dir, W_OK | X_OK))
+		return ptimer_errf(err, errno, "image directory %s: %s; pass a writable -D", dir, strerror(errno));
 	/*
-	 * From before the freeze to after the image is written: a dumped
-	 * thread that exits, or an exec, in that window makes the image stale.
+	 * The image is the process as it was while stopped: an exec from before
+	 * the seize to the release, or an exit of a dumped thread while it was
+	 * stopped, makes it stale.  What happens after the release does not.
 	 */
 	if (ptimer_procwatch_start(&w, pid, &werr))
 		ptimer_log(PTIMER_LOG_WARN, "%s; dumping without that check", werr.msg);
@@ -188,6 +199,7 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 		ptimer_procwatch_stop(w);
 		return ret;
 	}
+	win.exit_from_ns = ptimer_now_ns();
 	ret = ptimer_dump_task(&t, o, &img, err);
 	if (!ret && w) {
 		tids = malloc((size_t)t.n_threads * sizeof(*tids));
@@ -199,23 +211,34 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 			ptimer_image_free(&img);
 		}
 	}
-	ptimer_task_release(&t);
+	win.until_ns = ptimer_now_ns();
+	left = ptimer_task_release(&t);
+	if (!ret && left) {
+		ret = ptimer_errf(err, ESTALE, "process %d: %d of its threads left their stop (killed?) while it "
+				  "was being dumped; nothing written, dump again if it still runs", pid, left);
+		ptimer_image_free(&img);
+	}
 	if (ret) {
 		ptimer_procwatch_stop(w);
+		free(tids);
 		return ret;
 	}
 	ret = ptimer_image_path(path, sizeof(path), dir, img.pid);
 	if (ret)
 		ret = ptimer_errf(err, ret, "image path in %s is too long", dir);
 	if (!ret && w)
-		ret = ptimer_procwatch_check(w, tids, n_tids, err);
+		ret = ptimer_procwatch_check(w, tids, n_tids, &win, err);
+	/*
+	 * The last point where the dump can be abandoned with nothing written:
+	 * a stop signal held since the freeze (ptimer_block_stop_signals) ends
+	 * it here; one that comes later lets it finish.
+	 */
+	sig = ret ? 0 : ptimer_pending_stop_signal();
+	if (sig)
+		ret = ptimer_errf(err, EINTR, "process %d: interrupted by signal %d (%s); nothing written",
+				  pid, sig, strsignal(sig));
 	if (!ret)
 		ret = ptimer_image_write(path, &img, err);
-	if (!ret && w) {
-		ret = ptimer_procwatch_check(w, tids, n_tids, err);
-		if (ret)
-			unlink(path);	/* written, but stale already */
-	}
 	if (!ret)
 		printf("dumped %u timers of process %d (pid %d in its namespace) to %s\n", img.n_timers, pid,
 		       img.pid, path);

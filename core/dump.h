@@ -39,11 +39,16 @@ int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *ti
 /*
  * ptimer_dump - the CLI's whole dump: seize pid, ptimer_dump_task, release,
  * write DIR/ptimers-<vpid>.img atomically.  The process is released before
- * the image is written.  The proc connector watches it from before the
- * seize to after the write (ptimer_procwatch_*): an exec, or an exit of a
- * dumped thread, in that window fails the dump (-ESTALE, no image left);
- * without the watch (no CAP_NET_ADMIN) a warning.  Returns 0 or -errno,
- * err set.
+ * the image is written.  The image is consistent when nothing changed while
+ * the process was stopped: an exec from before the seize to the release, or
+ * an exit of a dumped thread from the moment all were stopped to the
+ * release (proc connector, ptimer_procwatch_*, events by timestamp), or a
+ * dumped thread that left its stop (PTRACE_DETACH ESRCH) fails the dump
+ * (-ESTALE, no image left); what it does after the release does not count.
+ * Without the watch (no CAP_NET_ADMIN) a warning.  A stop signal held and
+ * pending (ptimer_pending_stop_signal) before the write gives -EINTR with
+ * nothing written.  Returns 0, -ENOTDIR (dir is not a directory), -EINTR,
+ * -ESTALE, or another -errno of the seize, the dump or the write; err set.
  */
 int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o,
 		struct ptimer_err *err);

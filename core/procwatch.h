@@ -16,6 +16,13 @@ enum { PTIMER_PROC_EXEC = 1, PTIMER_PROC_EXIT = 2 };
 struct ptimer_proc_event {
 	uint32_t what;		/* PTIMER_PROC_EXEC or PTIMER_PROC_EXIT */
 	pid_t tid;		/* the thread (host pid, initial pid namespace) */
+	uint64_t ns;		/* proc_event.timestamp_ns: CLOCK_MONOTONIC, ns */
+};
+
+/* Which events count (CLOCK_MONOTONIC ns, as ptimer_now_ns()). */
+struct ptimer_procwatch_window {
+	uint64_t exit_from_ns;	/* exits of the given tids from here on (0: since start) */
+	uint64_t until_ns;	/* exits and exec up to here (0: up to now) */
 };
 
 struct ptimer_procwatch;
@@ -40,12 +47,14 @@ int ptimer_procwatch_start(struct ptimer_procwatch **w, pid_t pid, struct ptimer
 int ptimer_procwatch_poll(struct ptimer_procwatch *w, const struct ptimer_proc_event **ev, size_t *n);
 
 /*
- * ptimer_procwatch_check - poll, then: -ESTALE if the process exec'ed, or
- * if one of tids[n_tids] (host tids: the threads that were dumped) exited,
- * since start; -ENOBUFS if events were lost; else 0.  err names the process
- * and the thread.
+ * ptimer_procwatch_check - poll, then: -ESTALE if the process exec'ed since
+ * start, or one of tids[n_tids] (host tids: the threads that were dumped)
+ * exited since win->exit_from_ns; events stamped after win->until_ns are
+ * ignored (win NULL: every event since start).  -ENOBUFS if events were
+ * lost; else 0.  err names the process and the thread.
  */
-int ptimer_procwatch_check(struct ptimer_procwatch *w, const pid_t *tids, int n_tids, struct ptimer_err *err);
+int ptimer_procwatch_check(struct ptimer_procwatch *w, const pid_t *tids, int n_tids,
+			   const struct ptimer_procwatch_window *win, struct ptimer_err *err);
 
 /* ptimer_procwatch_stop - PROC_CN_MCAST_IGNORE, close, free.  NULL is fine. */
 void ptimer_procwatch_stop(struct ptimer_procwatch *w);

@@ -42,7 +42,8 @@ struct ptimer_rseq_config {
  *  slice: run PTIMER_OP_SLICE (how: enum ptimer_slice_how, arg: SET's
  *    arg3) in host tid; get and set get the kernel's answers (0/1, or -errno;
  *    set is 1 when SET was not run).
- *  mem: read (write false) or write len bytes at addr in process pid.
+ *  mem: read (write false) or write len bytes at addr in the process of
+ *    host tid pid (a live thread: a zombie leader has no memory to read).
  */
 struct ptimer_rseq_ops {
 	int (*get_config)(void *ctx, pid_t tid, struct ptimer_rseq_config *c);

@@ -24,12 +24,17 @@
 #define SEIZE_PASSES	64	/* new threads keep appearing: give up after this */
 #define STOP_WAITS	16	/* signal-delivery stops before our interrupt stop */
 
-/* Process state letter from /proc/PID/stat, or 0. */
-static char proc_state(pid_t pid)
+/* State letter of thread tid of pid (tid 0: the process) from its stat file, or 0. */
+static char thread_state(pid_t pid, pid_t tid)
 {
 	struct ptimer_proc_stat st;
 
-	return ptimer_proc_stat(pid, &st) ? 0 : st.state;
+	return ptimer_proc_stat(pid, tid, &st) ? 0 : st.state;
+}
+
+static char proc_state(pid_t pid)
+{
+	return thread_state(pid, 0);
 }
 
 /* PF_KTHREAD in the flags field of /proc/PID/stat. */
@@ -37,7 +42,25 @@ static bool proc_is_kthread(pid_t pid)
 {
 	struct ptimer_proc_stat st;
 
-	return !ptimer_proc_stat(pid, &st) && (st.flags & PTIMER_PF_KTHREAD);
+	return !ptimer_proc_stat(pid, 0, &st) && (st.flags & PTIMER_PF_KTHREAD);
+}
+
+/*
+ * A thread in do_exit() (PF_EXITING, 0x00000004 in the flags field of
+ * /proc/PID/task/TID/stat, include/linux/sched.h), a zombie, or one already
+ * gone.  ptrace_attach() (kernel/ptrace.c) refuses a PF_EXITING task with
+ * EPERM, the same errno as a permission failure: this tells them apart.
+ */
+static bool thread_exiting(pid_t pid, pid_t tid)
+{
+	struct ptimer_proc_stat st;
+	int r = ptimer_proc_stat(pid, tid, &st);
+
+	if (r == -ENOENT)
+		return true;	/* gone, or the kernel had nothing more to say: released */
+	if (r)
+		return false;
+	return st.state == 'Z' || st.state == 'X' || (st.flags & PTIMER_PF_EXITING);
 }
 
 /*
@@ -45,8 +68,15 @@ static bool proc_is_kthread(pid_t pid)
  * was pending arrives first as a signal-delivery stop: hand it back to the
  * thread (PTRACE_CONT with it) so nothing is lost, then wait again.
  */
-static int wait_interrupt_stop(pid_t tid, struct ptimer_err *err)
+static bool is_stop_signal(int sig)
 {
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+static int wait_interrupt_stop(struct ptimer_task *t, pid_t tid, struct ptimer_err *err)
+{
+	bool group_stop_seen = false;
+
 	for (int i = 0; i < STOP_WAITS; i++) {
 		int status;
 
@@ -59,9 +89,27 @@ static int wait_interrupt_stop(pid_t tid, struct ptimer_err *err)
 		if (status >> 16 == PTRACE_EVENT_STOP) {
 			if (WSTOPSIG(status) == SIGTRAP)
 				return 0;	/* our interrupt */
-			/* a group-stop that began after our check in ptimer_task_seize */
-			return ptimer_errf(err, EAGAIN, "thread %d was stopped by signal %d while ptimer attached; "
-					   "resume the process (kill -CONT) and try again", tid, WSTOPSIG(status));
+			/*
+			 * A group-stop (the process was stopped, or stops now):
+			 * a seized thread reports it as PTRACE_EVENT_STOP with
+			 * the stop signal.  Let it out of that stop and into
+			 * ours, as CRIU does (compel/src/lib/infect.c
+			 * skip_sigstop()); the group stays stopped
+			 * (SIGNAL_STOP_STOPPED), so PTRACE_DETACH, ours or the
+			 * kernel's when ptimer dies, puts it back into the stop.
+			 */
+			if (is_stop_signal(WSTOPSIG(status))) {
+				if (group_stop_seen)
+					return 0;
+				group_stop_seen = true;
+				t->stopped = true;
+				if (ptrace(PTRACE_CONT, tid, NULL, NULL))
+					return ptimer_errf(err, errno, "cannot take stopped thread %d into a ptrace "
+							   "stop: %s", tid, strerror(errno));
+				continue;
+			}
+			return ptimer_errf(err, EPROTO, "thread %d: unexpected stop (signal %d) while ptimer "
+					   "attached", tid, WSTOPSIG(status));
 		}
 		if (status >> 16)	/* other ptrace events: none enabled */
 			continue;
@@ -120,6 +168,44 @@ static int task_fill_vtids(struct ptimer_task *t, struct ptimer_err *err)
 	return 0;
 }
 
+/* The leader has exited (pthread_exit) but other threads live. */
+static bool leader_exited(pid_t pid)
+{
+	char st = proc_state(pid);
+
+	return st == 'Z' || st == 'X';
+}
+
+/* Threads of pid that have not exited (state other than Z and X). */
+static int live_threads(pid_t pid)
+{
+	pid_t *tids;
+	int n = ptimer_proc_threads(pid, &tids), live = 0;
+
+	for (int i = 0; i < n; i++) {
+		char st = thread_state(pid, tids[i]);
+
+		live += st && st != 'Z' && st != 'X';
+	}
+	if (n > 0)
+		free(tids);
+	return live;
+}
+
+/* The first thread that has not exited: the leader unless it has. */
+static int task_pick_runner(struct ptimer_task *t, struct ptimer_err *err)
+{
+	for (int i = 0; i < t->n_threads; i++) {
+		char st = thread_state(t->pid, t->tids[i] == t->pid ? 0 : t->tids[i]);
+
+		if (st && st != 'Z' && st != 'X') {
+			t->runner = i;
+			return 0;
+		}
+	}
+	return ptimer_errf(err, ESRCH, "process %d has no live thread left", t->pid);
+}
+
 static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, struct ptimer_err *err)
 {
 	pid_t *tids;
@@ -135,21 +221,28 @@ static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, s
 		if (task_find(t, tids[i]) >= 0)
 			continue;
 		*grew = true;
-		if (!seize) {
+		/* a zombie leader cannot be attached (EPERM); its threads can */
+		if (!seize || (tids[i] == pid && leader_exited(pid))) {
 			if (task_add(t, tids[i]) < 0)
 				ret = ptimer_errf(err, ENOMEM, "out of memory");
 			continue;
 		}
 		if (ptrace(PTRACE_SEIZE, tids[i], NULL, NULL)) {
-			if (errno == ESRCH && tids[i] != pid)
-				continue;	/* thread exited meanwhile */
-			if (errno == EPERM)
+			int e = errno;
+
+			/* exited meanwhile, or exiting: EPERM from ptrace_attach() */
+			if ((e == ESRCH || (e == EPERM && thread_exiting(pid, tids[i]))) && tids[i] != pid)
+				continue;
+			if (e == EPERM && thread_exiting(pid, tids[i]))
+				ret = ptimer_errf(err, ESRCH, "cannot attach to process %d: its thread group leader "
+						  "is exiting", pid);
+			else if (e == EPERM)
 				ret = ptimer_errf(err, EPERM, "cannot attach to process %d (thread %d): operation "
 						  "not permitted; run as root or with CAP_SYS_PTRACE%s", pid, tids[i],
 						  ptimer_yama_hint());
 			else
-				ret = ptimer_errf(err, errno, "cannot attach to process %d (thread %d): %s", pid,
-						  tids[i], strerror(errno));
+				ret = ptimer_errf(err, e, "cannot attach to process %d (thread %d): %s", pid,
+						  tids[i], strerror(e));
 			break;
 		}
 		idx = task_add(t, tids[i]);
@@ -162,7 +255,7 @@ static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, s
 		if (ptrace(PTRACE_INTERRUPT, tids[i], NULL, NULL))
 			ret = ptimer_errf(err, errno, "cannot interrupt thread %d: %s", tids[i], strerror(errno));
 		else
-			ret = wait_interrupt_stop(tids[i], err);
+			ret = wait_interrupt_stop(t, tids[i], err);
 		if (ret == -ESRCH && tids[i] != pid) {
 			/* exited between seize and stop: forget it */
 			t->n_threads--;
@@ -186,15 +279,9 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 	st = proc_state(pid);
 	if (!st)
 		return ptimer_errf(err, ESRCH, "no process %d", pid);
-	if (st == 'Z' || st == 'X')
-		return ptimer_errf(err, ESRCH, "process %d is a zombie", pid);
-	/*
-	 * A group-stopped process re-enters its stop each time it is resumed,
-	 * so no code can run in it until SIGCONT (ptrace(2) "group-stop").
-	 */
-	if (st == 'T')
-		return ptimer_errf(err, EAGAIN, "process %d is stopped (state T, SIGSTOP or SIGTSTP): code cannot "
-				   "run in it; resume it with kill -CONT %d, then stop it again afterwards", pid, pid);
+	if ((st == 'Z' || st == 'X') && !live_threads(pid))
+		return ptimer_errf(err, ESRCH, "process %d has exited: it is a zombie with no live thread, "
+				   "waiting for its parent to reap it; it has no timers left", pid);
 	if (ptimer_proc_tgid(pid) != pid)
 		return ptimer_errf(err, EINVAL, "%d is a thread of process %d, not a process: pass -t %d", pid,
 				   ptimer_proc_tgid(pid), ptimer_proc_tgid(pid));
@@ -213,6 +300,8 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 		ret = ptimer_errf(err, ESRCH, "thread group leader %d is gone", pid);
 	if (!ret)
 		ret = task_fill_vtids(t, err);
+	if (!ret)
+		ret = task_pick_runner(t, err);
 	if (ret)
 		ptimer_task_release(t);
 	return ret;
@@ -228,23 +317,40 @@ int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 	ret = task_list(t, pid, false, &grew, err);
 	if (!ret)
 		ret = task_fill_vtids(t, err);
+	if (!ret)
+		ret = task_pick_runner(t, err);
 	if (ret)
 		ptimer_task_release(t);
 	return ret;
 }
 
-void ptimer_task_release(struct ptimer_task *t)
+int ptimer_task_release(struct ptimer_task *t)
 {
-	for (int i = 0; i < t->n_threads; i++)
-		if (t->seized[i] && ptrace(PTRACE_DETACH, t->tids[i], NULL, NULL) && errno != ESRCH)
+	int left = 0;
+
+	for (int i = 0; i < t->n_threads; i++) {
+		if (!t->seized[i] || !ptrace(PTRACE_DETACH, t->tids[i], NULL, NULL))
+			continue;
+		/* PTRACE_DETACH needs the thread in its ptrace stop
+		 * (ptrace_check_attach()): ESRCH means it left it, killed */
+		if (errno == ESRCH)
+			left++;
+		else
 			ptimer_log(PTIMER_LOG_WARN, "cannot detach from thread %d: %s", t->tids[i],
 				   strerror(errno));
+	}
 	free(t->tids);
 	free(t->vtids);
 	free(t->seized);
 	t->tids = t->vtids = NULL;
 	t->seized = NULL;
 	t->n_threads = 0;
+	return left;
+}
+
+pid_t ptimer_task_runner(const struct ptimer_task *t)
+{
+	return t->n_threads ? t->tids[t->runner] : t->pid;
 }
 
 pid_t ptimer_task_vtid(const struct ptimer_task *t, pid_t host_tid)

@@ -18,14 +18,31 @@ struct ptimer_task {
 	pid_t *tids;		/* host tids, leader first */
 	pid_t *vtids;		/* the same, in the process's own namespace */
 	bool *seized;		/* tids[i] is attached by us */
+	int runner;		/* index of the thread code runs in: the first
+				   live one (the leader may have exited) */
+	bool stopped;		/* the process was in a group-stop (SIGSTOP,
+				   SIGTSTP, ...) when seized: it stays stopped */
 };
+
+/*
+ * ptimer_task_runner - the host tid of t's thread that ptimer runs code in:
+ * the leader, or when the leader has exited (pthread_exit() while other
+ * threads live: a zombie that holds the process's pid) the first live
+ * thread.  Timers belong to the process (kernel/time/posix-timers.c keeps
+ * them in signal_struct), so any of its threads can read and create them.
+ */
+pid_t ptimer_task_runner(const struct ptimer_task *t);
 
 /*
  * ptimer_task_seize - PTRACE_SEIZE + PTRACE_INTERRUPT every thread of pid
  * and wait until each is in a ptrace stop, listing /proc/PID/task again
  * until no new thread shows up (bounded).  Pending signals met on the way
  * are re-injected, so nothing is lost.  Source: ptrace(2) "PTRACE_SEIZE",
- * CRIU compel/src/lib/infect.c compel_stop_task().  On failure every thread
+ * CRIU compel/src/lib/infect.c compel_stop_task().  A leader that has
+ * exited while other threads live is listed but not attached (a zombie
+ * cannot be traced); a process in a group-stop is seized stopped
+ * (t->stopped) and goes back to its stop on release (ptrace(2) "group-stop";
+ * PTRACE_DETACH re-enters it).  On failure every thread
  * seized so far is released.  Returns 0 or -errno (EPERM: no ptrace
  * permission, ESRCH: gone), err set.
  */
@@ -38,8 +55,10 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err);
 int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err);
 
 /* ptimer_task_release - detach every thread we seized (the process runs on,
- * or stays stopped if it was); frees t's arrays.  Safe to call twice. */
-void ptimer_task_release(struct ptimer_task *t);
+ * or stays stopped if it was); frees t's arrays.  Safe to call twice.
+ * Returns how many seized threads had left their ptrace stop (PTRACE_DETACH
+ * ESRCH: killed while stopped), 0 normally. */
+int ptimer_task_release(struct ptimer_task *t);
 
 /* ptimer_task_vtid - the process's own-namespace id of host tid, or 0. */
 pid_t ptimer_task_vtid(const struct ptimer_task *t, pid_t host_tid);

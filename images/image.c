@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proto/ptimer.pb-c.h"
@@ -28,6 +29,14 @@
 #define IMG_PREFIX	"ptimers-"
 #define IMG_SUFFIX	".img"
 #define WRITE_CHUNK	(64u * 1024u)
+
+/*
+ * Mode of every ptimer image: CRIU's CR_FD_PERM (criu/include/image.h,
+ * 0644), which criu's own images get through open(2), umask applied.  In a
+ * user namespace the restored tasks, root mapped to an unprivileged host uid,
+ * read images themselves: an image more private than criu's breaks that.
+ */
+#define IMG_PERM	(S_IRUSR | S_IWUSR | S_IRGRP | S_IROTH)
 
 static void put_le32(uint8_t *p, uint32_t v)
 {
@@ -175,7 +184,7 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
 	if (!o.buf)
 		return ptimer_errf(err, ENOMEM, "cannot write image %s: out of memory; %s",
 				   path, ptimer_errno_hint(ENOMEM));
-	ret = ptimer_atomic_open(&o.a, path, "image", 0600, PTIMER_FILE_HINT | PTIMER_FILE_SYNC_DIR, err);
+	ret = ptimer_atomic_open(&o.a, path, "image", IMG_PERM, PTIMER_FILE_HINT | PTIMER_FILE_SYNC_DIR, err);
 	if (ret)
 		goto out;
 
@@ -476,8 +485,8 @@ int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct pt
 			return -ENAMETOOLONG;
 		}
 		if (stat(buf, &st) || !S_ISREG(st.st_mode)) {
-			ptimer_err_set(err, "no image for pid %d: %s is missing; check the image "
-				       "directory (-D) and the pid (as seen inside its namespace)",
+			ptimer_err_set(err, "no image for pid %d: %s is missing; check the directory "
+				       "and the pid (as seen inside the dumped process's namespace)",
 				       pid, buf);
 			return -ENOENT;
 		}
@@ -506,7 +515,7 @@ int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct pt
 
 	if (n == 0) {
 		ptimer_err_set(err, "no " IMG_PREFIX "<pid>" IMG_SUFFIX " image in %s; "
-			       "check the image directory (-D)", dir);
+			       "check the directory", dir);
 		return -ENOENT;
 	}
 	if (n > 1) {

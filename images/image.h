@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "lib/err.h"
 #include "restorer/abi.h"
@@ -83,9 +84,11 @@ int ptimer_image_path(char *buf, size_t len, const char *dir, int pid);
  * 2/3, BOOTTIME 7, REALTIME/BOOTTIME_ALARM 8/9, TAI 11, or a CPU clock:
  * negative with (id & 3) != 3, include/linux/posix-timers.h CPUCLOCK_*);
  * sigev_notify one of SIGNAL, NONE, THREAD, SIGNAL|THREAD_ID
- * (kernel/time/posix-timers.c good_sigevent()); signo 1..64 unless NONE;
- * notify_tid > 0 for THREAD_ID; it_value/it_interval sec >= 0, nsec in
- * 0..999,999,999; overrun >= 0; n_timers <= PTIMER_IMG_MAX_TIMERS;
+ * (kernel/time/posix-timers.c good_sigevent()); signo 1..64 unless NONE
+ * (then any: the kernel keeps it verbatim); notify_tid > 0 for THREAD_ID;
+ * it_value/it_interval sec >= 0, nsec in 0..999,999,999 (timespec64_valid())
+ * and at most KTIME_MAX ns; no it_interval when it_value is 0 (the kernel
+ * keeps none then); overrun >= 0; n_timers <= PTIMER_IMG_MAX_TIMERS;
  * threads: n_threads <= PTIMER_IMG_MAX_THREADS, tid > 0 and unique,
  * rseq_abi_size 0 (then pointer, signature and slice_ctrl 0) or
  * PTIMER_RSEQ_MIN_SIZE..PTIMER_RSEQ_MAX_SIZE, slice_ext a known value and
@@ -97,12 +100,13 @@ int ptimer_image_validate(const struct ptimer_image *img, const char *what, stru
 
 /*
  * ptimer_image_write - validate, then write img to path atomically: a
- * temporary file "DIR/.ptimers-PID.img.XXXXXX" (mkstemp, mode 0600) in the
- * same directory, fsync, rename(2) over path, then a best-effort fsync of
+ * temporary file "DIR/.ptimers-PID.img.*" (ptimer_file_create_temp, mode
+ * 0644 less the umask, as criu creates its own images) in the same
+ * directory, fsync, rename(2) over path, then a best-effort fsync of
  * the directory.  Writes version PTIMER_IMG_VERSION whatever img->version.
  * Nothing is left behind on failure (the temporary file is unlinked, an
  * existing image at path is untouched).  Returns 0, -EINVAL (validation),
- * or -errno of mkstemp/write/fsync/close/rename (-ENOENT, -EACCES,
+ * or -errno of open/write/fsync/close/rename (-ENOENT, -EACCES,
  * -ENOSPC, -EISDIR...), -ENOMEM; err->msg names path, the errno text and
  * what to do.
  */
@@ -167,7 +171,7 @@ int ptimer_image_from_json(const char *path, struct ptimer_image *img, struct pt
  * "pid P: N timers (image version V)", a table of the threads' rseq state
  * when the image has threads, then per timer id, clock name,
  * notification ("signal 14 -> pid 123", "thread_id signal 32 -> tid 124",
- * "none"), sival in hex, it_value and it_interval as sec.nsec, overrun.
+ * "none", "none (signo 65)"), sival in hex, it_value and it_interval as sec.nsec, overrun.
  */
 void ptimer_image_show(const struct ptimer_image *img, FILE *out);
 

@@ -33,30 +33,31 @@ void ptimer_err_set(struct ptimer_err *err, const char *fmt, ...)
 
 const char *ptimer_errno_hint(int errnum)
 {
+	/* About the path only: these reach users of show, encode, restore and the plugin alike. */
 	switch (errnum) {
 	case ENOSPC:
 	case EDQUOT:
-		return "free space or choose another image directory (-D)";
+		return "free space on that file system or write elsewhere";
 	case EACCES:
 	case EPERM:
-		return "check the permissions or choose another image directory (-D)";
+		return "check the permissions of the file and its directory";
 	case EROFS:
-		return "the file system is read-only; choose another image directory (-D)";
+		return "the file system is read-only; write elsewhere";
 	case ENOENT:
-		return "check that the image directory (-D) exists and the pid is right";
+		return "check that the path exists";
 	case ENOTDIR:
-		return "a component of the path is not a directory; check -D";
+		return "a component of the path is not a directory; check the path";
 	case EISDIR:
-		return "the path is a directory; name the image file or pass its directory as -D";
+		return "the path is a directory; name the image file";
 	case ENAMETOOLONG:
-		return "use a shorter image directory path";
+		return "use a shorter path";
 	case EMFILE:
 	case ENFILE:
 		return "too many open files; raise the limit (ulimit -n) and retry";
 	case ENOMEM:
 		return "free memory and retry";
 	case EIO:
-		return "the storage reported an I/O error; check the device, then dump again";
+		return "the storage reported an I/O error; check the device";
 	}
 	return "check the path and retry";
 }

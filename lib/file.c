@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/file.h"
@@ -54,8 +55,8 @@ int ptimer_file_read(const char *path, const char *what, size_t max, unsigned in
 		goto out;
 	}
 	if ((flags & PTIMER_FILE_REGULAR) && !S_ISREG(st.st_mode)) {
-		ret = ptimer_errf(err, S_ISDIR(st.st_mode) ? EISDIR : EINVAL, "cannot read %s: not a regular file%s%s",
-				  name, SEP(flags), hint_of(flags, EISDIR));
+		ret = ptimer_errf(err, S_ISDIR(st.st_mode) ? EISDIR : EINVAL,
+				  "cannot read %s: not a regular file; name the file itself", name);
 		goto out;
 	}
 	if (S_ISREG(st.st_mode) && st.st_size > 0) {
@@ -130,16 +131,27 @@ out:
 	return ret;
 }
 
-/* "d/ptimers-5.img" -> "d/.ptimers-5.img.XXXXXX": same directory, so rename is atomic. */
-static int temp_template(char *buf, size_t len, const char *path)
+int ptimer_file_create_temp(const char *path, mode_t mode, char *tmp, size_t len)
 {
 	const char *slash = strrchr(path, '/');
 	int dlen = slash ? (int)(slash - path + 1) : 0;
-	int n = snprintf(buf, len, "%.*s.%s.XXXXXX", dlen, path, path + dlen);
+	static unsigned int seq;
 
-	if (n < 0 || (size_t)n >= len)
-		return -ENAMETOOLONG;
-	return 0;
+	for (int tries = 0; tries < 100; tries++) {
+		struct timespec ts;
+		int n, fd;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		n = snprintf(tmp, len, "%.*s.%s.%d.%lx", dlen, path, path + dlen, (int)getpid(),
+			     (unsigned long)(ts.tv_nsec ^ (++seq * 2654435761u)) & 0xffffff);
+		if (n < 0 || (size_t)n >= len)
+			return -ENAMETOOLONG;
+		/* open(2) with a mode, as criu does: umask and default ACLs apply alike */
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -EEXIST;
 }
 
 /* The new name must survive a crash too; some file systems refuse fsync on a directory. */
@@ -167,30 +179,30 @@ int ptimer_atomic_open(struct ptimer_atomic *a, const char *path, const char *wh
 {
 	char name[PATH_MAX + 64];
 	struct stat st;
-	int ret;
 
 	memset(a, 0, sizeof(*a));
 	a->fd = -1;
 	a->flags = flags;
-	a->mode = mode;
 	a->what = what;
 	a->path = path;
 	named(name, sizeof(name), what, path);
-	if (temp_template(a->tmp, sizeof(a->tmp), path))
-		return ptimer_errf(err, ENAMETOOLONG, "cannot write %s: path too long%s%s", name, SEP(flags),
-				   hint_of(flags, ENAMETOOLONG));
-	if ((flags & PTIMER_FILE_KEEP_OWNER) && !stat(path, &st)) {
-		a->mode = st.st_mode & 07777;
+	if (flags & PTIMER_FILE_KEEP_OWNER) {
+		if (stat(path, &st))
+			return ptimer_errf(err, errno, "cannot write %s: %s%s%s", name, strerror(errno),
+					   SEP(flags), hint_of(flags, errno));
 		a->keep_owner = true;
+		a->mode = st.st_mode & 07777;
 		a->uid = st.st_uid;
 		a->gid = st.st_gid;
+		mode = st.st_mode & 0777;
 	}
-	a->fd = mkstemp(a->tmp);
-	if (a->fd < 0) {
-		ret = -errno;
-		return ptimer_errf(err, ret, "cannot write %s: cannot create temporary file %s: %s%s%s", name,
-				   a->tmp, strerror(-ret), SEP(flags), hint_of(flags, -ret));
-	}
+	a->fd = ptimer_file_create_temp(path, mode, a->tmp, sizeof(a->tmp));
+	if (a->fd == -ENAMETOOLONG)
+		return ptimer_errf(err, ENAMETOOLONG, "cannot write %s: path too long%s%s", name, SEP(flags),
+				   hint_of(flags, ENAMETOOLONG));
+	if (a->fd < 0)
+		return ptimer_errf(err, a->fd, "cannot write %s: cannot create a temporary file beside it: %s%s%s",
+				   name, strerror(-a->fd), SEP(flags), hint_of(flags, -a->fd));
 	return 0;
 }
 
@@ -215,29 +227,32 @@ int ptimer_atomic_write(struct ptimer_atomic *a, const void *buf, size_t len)
 	return -a->err;
 }
 
-/* Mode and owner of the new file, before anyone can open it by its name. */
-static int set_owner(struct ptimer_atomic *a)
+/*
+ * Owner and mode of the file replaced, before anyone can open the new one
+ * by its name.  chown first: it clears set-id bits that the chmod puts back.
+ */
+static int keep_owner(struct ptimer_atomic *a, char *why, size_t len)
 {
-	struct stat st;
-
-	if (fchmod(a->fd, a->mode))
+	if (fchown(a->fd, a->uid, a->gid)) {
+		snprintf(why, len, "cannot give the new file the owner %u:%u of the old: %s",
+			 (unsigned int)a->uid, (unsigned int)a->gid, strerror(errno));
 		return errno;
-	if (!a->keep_owner)
-		return 0;
-	if (fstat(a->fd, &st))
+	}
+	if (fchmod(a->fd, a->mode)) {
+		snprintf(why, len, "cannot give the new file the mode %04o of the old: %s",
+			 (unsigned int)a->mode, strerror(errno));
 		return errno;
-	if ((st.st_uid != a->uid || st.st_gid != a->gid) && fchown(a->fd, a->uid, a->gid))
-		return errno;
+	}
 	return 0;
 }
 
 int ptimer_atomic_commit(struct ptimer_atomic *a, struct ptimer_err *err)
 {
-	char name[PATH_MAX + 64];
+	char name[PATH_MAX + 64], why[256] = "";
 	int e = a->err;
 
-	if (!e)
-		e = set_owner(a);
+	if (!e && a->keep_owner)
+		e = keep_owner(a, why, sizeof(why));
 	if (!e && fsync(a->fd))
 		e = errno;
 	if (close(a->fd) && !e)
@@ -248,8 +263,8 @@ int ptimer_atomic_commit(struct ptimer_atomic *a, struct ptimer_err *err)
 	if (e) {
 		unlink(a->tmp);
 		named(name, sizeof(name), a->what, a->path);
-		return ptimer_errf(err, e, "cannot write %s: %s%s%s", name, strerror(e), SEP(a->flags),
-				   hint_of(a->flags, e));
+		return ptimer_errf(err, e, "cannot write %s: %s%s%s", name, why[0] ? why : strerror(e),
+				   SEP(a->flags), hint_of(a->flags, e));
 	}
 	if (a->flags & PTIMER_FILE_SYNC_DIR)
 		sync_parent_dir(a->path);

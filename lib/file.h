@@ -35,16 +35,27 @@ int ptimer_file_read(const char *path, const char *what, size_t max, unsigned in
 		     char **buf, size_t *len, struct ptimer_err *err);
 
 /*
+ * ptimer_file_create_temp - create a new, empty file beside path, named
+ * "DIR/.BASE.PID.RANDOM" (same directory, so that rename(2) over path is
+ * atomic), with open(O_CREAT | O_EXCL, mode): the umask and a default ACL of
+ * DIR apply as they do to a file criu creates with open(2) (criu/image.c).
+ * tmp (len bytes) receives the name.  Returns the fd (O_WRONLY, O_CLOEXEC),
+ * or -ENAMETOOLONG, -EEXIST (100 names taken), -errno of open(2) (-EACCES,
+ * -EROFS, -ENOENT, -ENOSPC...).
+ */
+int ptimer_file_create_temp(const char *path, mode_t mode, char *tmp, size_t len);
+
+/*
  * An atomic replacement of path: written to a temporary file
- * "DIR/.NAME.XXXXXX" (mkstemp) in path's directory, then fsync, rename(2)
+ * (ptimer_file_create_temp) in path's directory, then fsync, rename(2)
  * over path.  Readers see the old file or the whole new one, never a part.
  */
 struct ptimer_atomic {
 	int fd;
 	int err;		/* positive errno of the first failed write */
 	unsigned int flags;
-	mode_t mode;		/* of the new file */
-	bool keep_owner;	/* uid/gid below are the replaced file's */
+	bool keep_owner;	/* mode, uid, gid below are the replaced file's */
+	mode_t mode;
 	uid_t uid;
 	gid_t gid;
 	const char *what;
@@ -54,12 +65,13 @@ struct ptimer_atomic {
 
 /*
  * ptimer_atomic_open - create the temporary file for path.  mode: the new
- * file's permission bits (fchmod, so the umask does not apply); with
- * PTIMER_FILE_KEEP_OWNER and an existing path, that file's mode, uid and
- * gid instead (criu opens its images again as the restored process's
- * user, which in a user namespace is not ours).  what names the file in
- * messages ("image").  Returns 0, -ENAMETOOLONG, -errno of stat/mkstemp
- * (-ENOENT, -EACCES, -ENOSPC, ...); err set.
+ * file's permission bits, less the umask (as open(2) gives them).  With
+ * PTIMER_FILE_KEEP_OWNER path must exist, and the new file gets its mode
+ * (set-id bits too), uid and gid instead (criu creates its images 0644
+ * with open(2), criu/image.c; in a user namespace the restored init, root
+ * mapped to an unprivileged host uid, opens them again).  what names the
+ * file in messages ("image").  Returns 0, -ENAMETOOLONG, -EEXIST, -errno
+ * of stat/open (-ENOENT, -EACCES, -ENOSPC, ...); err set.
  */
 int ptimer_atomic_open(struct ptimer_atomic *a, const char *path, const char *what, mode_t mode,
 		       unsigned int flags, struct ptimer_err *err);
@@ -72,7 +84,8 @@ int ptimer_atomic_open(struct ptimer_atomic *a, const char *path, const char *wh
 int ptimer_atomic_write(struct ptimer_atomic *a, const void *buf, size_t len);
 
 /*
- * ptimer_atomic_commit - set mode (and owner), fsync, close, rename over
+ * ptimer_atomic_commit - keep owner and mode (PTIMER_FILE_KEEP_OWNER:
+ * fchown, then fchmod, which puts back set-id bits fchown cleared), fsync, close, rename over
  * path, then fsync the directory with PTIMER_FILE_SYNC_DIR (best effort:
  * some file systems refuse it).  On any failure, or after a write failed,
  * the temporary file is removed and path is untouched.  Returns 0 or the

@@ -105,16 +105,23 @@ pid_t ptimer_proc_nspid(pid_t pid, pid_t tid)
 	return (pid_t)v[(n > 32 ? 32 : n) - 1];
 }
 
-int ptimer_proc_stat(pid_t pid, struct ptimer_proc_stat *st)
+int ptimer_proc_stat(pid_t pid, pid_t tid, struct ptimer_proc_stat *st)
 {
 	char path[64], *buf, *p;
 	size_t len;
 	int ret;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (tid > 0)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	ret = read_small(path, &buf, &len);
 	if (ret)
 		return ret;
+	if (!len) {
+		free(buf);
+		return -ENOENT;
+	}
 	p = strrchr(buf, ')');	/* comm may hold spaces and parens */
 	/* ") S ppid pgrp session tty_nr tpgid flags" */
 	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &st->state, &st->flags) != 2)

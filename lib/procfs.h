@@ -45,13 +45,16 @@ struct ptimer_proc_stat {
 	char state;		/* field 3: R, S, D, T, t, Z, X, ... */
 	unsigned long flags;	/* field 9: PF_* (include/linux/sched.h) */
 };
-#define PTIMER_PF_KTHREAD	0x00200000ul	/* include/linux/sched.h PF_KTHREAD */
+#define PTIMER_PF_EXITING	0x00000004ul	/* include/linux/sched.h: in do_exit() */
+#define PTIMER_PF_KTHREAD	0x00200000ul	/* include/linux/sched.h: a kernel thread */
 
 /*
- * ptimer_proc_stat - read /proc/PID/stat into st.  comm may hold blanks and
- * parentheses: fields are counted from the last ')'.  Returns 0, -ENOENT,
- * -EINVAL (a line this reader does not understand), or -errno.
+ * ptimer_proc_stat - read /proc/PID/stat, or with tid > 0
+ * /proc/PID/task/TID/stat, into st.  comm may hold blanks and parentheses:
+ * fields are counted from the last ')'.  Returns 0, -ENOENT (gone, or an
+ * empty file: the task is being released), -EINVAL (a line this reader
+ * does not understand), or -errno.
  */
-int ptimer_proc_stat(pid_t pid, struct ptimer_proc_stat *st);
+int ptimer_proc_stat(pid_t pid, pid_t tid, struct ptimer_proc_stat *st);
 
 #endif

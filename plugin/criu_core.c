@@ -99,8 +99,15 @@ int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed
 	criu_core_entry__pack(core, out + 12);
 	/* whatever followed the entry stays */
 	memcpy(out + 12 + olen, buf + 12 + elen, len - 12 - elen);
-	ret = ptimer_file_replace(path, "criu image", out, 12 + olen + (len - 12 - elen), 0600,
-				  PTIMER_FILE_SYNC_DIR, err);
+	/*
+	 * The new file must be criu's image in everything but the timers:
+	 * owner, group and mode are those of the old one (criu creates images
+	 * 0644 with open(2), criu/image.c; in a user namespace the restored
+	 * init, root mapped to an unprivileged host uid, opens its children's
+	 * core images).
+	 */
+	ret = ptimer_file_replace(path, "criu image", out, 12 + olen + (len - 12 - elen), 0,
+				  PTIMER_FILE_KEEP_OWNER | PTIMER_FILE_SYNC_DIR, err);
 out:
 	if (core)
 		criu_core_entry__free_unpacked(core, NULL);

@@ -100,11 +100,12 @@ static void *reporter(void *arg)
 	snprintf(path, sizeof(path), "%s/ready", dir);
 	close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	for (;;) {
-		int n = snprintf(buf, sizeof(buf), "aborts %llu lost %llu iters %llu\n",
+		/* fixed width, one pwrite: a reader never sees a partial line */
+		int n = snprintf(buf, sizeof(buf), "aborts %20llu lost %20llu iters %20llu\n",
 				 (unsigned long long)c.aborts, (unsigned long long)c.lost,
 				 (unsigned long long)c.iters);
 
-		if (ftruncate(fd, 0) || pwrite(fd, buf, (size_t)n, 0) != n) {
+		if (pwrite(fd, buf, (size_t)n, 0) != n) {
 			perror("counts");
 			exit(1);
 		}

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "images/image.h"
+#include "lib/file.h"
 #include "proto/ptimer.pb-c.h"
 #include "test/unit/check.h"
 
@@ -180,9 +181,9 @@ static struct ptimer_timer sample_timers[N_SAMPLE] = {
 	  .sival = 0x7f0012345678ull, .notify_tid = 5, .overrun = INT32_MAX,
 	  .it_value = { 100000, 0 }, .it_interval = { 1, 0 } },
 	{ .timer_id = 17, .clock_id = 11, .sigev_notify = PTIMER_SIGEV_SIGNAL, .signo = 64,
-	  .sival = 0x8000000000000000ull, .it_value = { 9223372036, 999999999 } },
+	  .sival = 0x8000000000000000ull, .it_value = { 9223372036, 854775807 } },
 	{ .timer_id = 3, .clock_id = 9, .sigev_notify = PTIMER_SIGEV_SIGNAL | PTIMER_SIGEV_THREAD_ID,
-	  .signo = 1, .notify_tid = INT32_MAX, .it_interval = { 0, 1 } },
+	  .signo = 1, .notify_tid = INT32_MAX, .it_value = { 0, 1 }, .it_interval = { 0, 1 } },
 };
 
 /* A fresh copy of the sample, so a test can break one field. */
@@ -293,8 +294,9 @@ static void test_round_trip(void)
 	      "sival 0x%" PRIx64, got.timers[1].sival);
 	CHECK("read: timer 1 clock_id -6", got.timers[1].clock_id == -6, "clock_id %d", got.timers[1].clock_id);
 	CHECK("read: timer 2 id INT_MAX", got.timers[2].timer_id == INT_MAX, "id %d", got.timers[2].timer_id);
-	CHECK("read: timer 4 it_value.sec KTIME_SEC_MAX", got.timers[4].it_value.sec == 9223372036,
-	      "sec %" PRId64, got.timers[4].it_value.sec);
+	CHECK("read: timer 4 it_value KTIME_MAX", got.timers[4].it_value.sec == 9223372036 &&
+	      got.timers[4].it_value.nsec == 854775807, "%" PRId64 ".%09" PRId64, got.timers[4].it_value.sec,
+	      got.timers[4].it_value.nsec);
 	ptimer_image_free(&got);
 	CHECK("free: clears the image", got.timers == NULL && got.n_timers == 0, "not cleared");
 
@@ -315,6 +317,48 @@ static void test_round_trip(void)
 	CHECK("write/read: zero timers", ret == 0 && got.n_timers == 0 && got.pid == 123,
 	      "ret %d n_timers %u pid %d: %s", ret, got.n_timers, got.pid, err.msg);
 	ptimer_image_free(&got);
+}
+
+/*
+ * Images get criu's image mode (CR_FD_PERM 0644, criu/include/image.h) less
+ * the umask, as criu's own open(2) gives them: in a user namespace restored
+ * tasks read images as an unprivileged host uid.
+ */
+static void test_mode(void)
+{
+	static const mode_t masks[] = { 022, 077, 0 };
+	struct ptimer_timer t[N_SAMPLE];
+	struct ptimer_image img;
+	struct ptimer_err err = { "" };
+	char dir[128], path[256], tmp[300];
+	struct stat st;
+	mode_t old;
+	int ret, fd;
+
+	sample_image(&img, t);
+	scratch_dir("mode", dir, sizeof(dir));
+	ptimer_image_path(path, sizeof(path), dir, 7);
+	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		old = umask(masks[i]);
+		ret = ptimer_image_write(path, &img, &err);
+		umask(old);
+		CHECK("mode: write", ret == 0, "umask %03o: ret %d: %s", masks[i], ret, err.msg);
+		ret = stat(path, &st);
+		CHECK("mode: image is 0644 less the umask", ret == 0 && (st.st_mode & 07777) == (0644 & ~masks[i]),
+		      "umask %03o: mode %04o, want %04o", masks[i], ret ? 0 : st.st_mode & 07777,
+		      0644 & ~masks[i]);
+	}
+	fd = ptimer_file_create_temp(path, 0640, tmp, sizeof(tmp));
+	CHECK("mode: create_temp names a file beside path", fd >= 0 && !strncmp(tmp, dir, strlen(dir)) &&
+	      strstr(tmp, "/.ptimers-7.img.") && !fstat(fd, &st), "fd %d name %s", fd, tmp);
+	CHECK("mode: create_temp is O_WRONLY, O_CLOEXEC", fd >= 0 && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY &&
+	      (fcntl(fd, F_GETFD) & FD_CLOEXEC), "fd %d", fd);
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp);
+	}
+	ret = ptimer_file_create_temp("/nonexistent-dir/ptimers-1.img", 0644, tmp, sizeof(tmp));
+	CHECK("mode: create_temp in a missing directory gives -ENOENT", ret == -ENOENT, "ret %d", ret);
 }
 
 /* perf workload shape from the seeds: 2048 timers with IDs 512 apart. */
@@ -525,7 +569,7 @@ static void test_write_failures(void)
 	snprintf(path, sizeof(path), "%s/missing/ptimers-5.img", dir);
 	ret = ptimer_image_write(path, &img, &err);
 	expect_err("write: into a missing directory -> -ENOENT", ret, -ENOENT, &err,
-		   "cannot write image ", "No such file or directory; check that the image directory");
+		   "cannot write image ", "No such file or directory; check that the path exists");
 	CHECK("write: message names the image path", strstr(err.msg, path) != NULL, "%s", err.msg);
 	n = list_dir(dir, names, sizeof(names));
 	CHECK("write: missing directory leaves nothing", n == 0, "%d entries: %s", n, names);
@@ -557,7 +601,7 @@ static void test_write_failures(void)
 	} else {
 		ret = ptimer_image_write(path, &img, &err);
 		expect_err("write: unwritable directory -> -EACCES", ret, -EACCES, &err,
-			   "Permission denied", "choose another image directory");
+			   "Permission denied", "check the permissions");
 		snprintf(names, sizeof(names), "%s/ro", dir);
 		n = list_dir(names, names, sizeof(names));
 		CHECK("write: unwritable directory leaves nothing", n == 0, "%d entries", n);
@@ -620,9 +664,13 @@ static void test_validate(void)
 	BAD("validate: it_value.sec -1", 4, x->it_value.sec = -1,
 	    "timer 4 (id 17): it_value.sec -1 is negative");
 	BAD("validate: it_interval.sec INT64_MAX (kernel would clamp)", 1, x->it_interval.sec = INT64_MAX,
-	    "timer 1 (id 1000000): it_interval.sec 9223372036854775807 beyond 9223372036 s");
+	    "timer 1 (id 1000000): it_interval 9223372036854775807.999999999 s is beyond KTIME_MAX");
 	BAD("validate: it_value.sec KTIME_SEC_MAX + 1", 1, x->it_value.sec = 9223372037,
-	    "it_value.sec 9223372037 beyond");
+	    "it_value 9223372037.000000001 s is beyond KTIME_MAX");
+	BAD("validate: it_value KTIME_MAX + 1 ns", 4, x->it_value.nsec = 854775808,
+	    "timer 4 (id 17): it_value 9223372036.854775808 s is beyond KTIME_MAX");
+	BAD("validate: it_interval on a disarmed hrtimer-clock timer", 0,
+	    (x->it_value.sec = x->it_value.nsec = 0, x->it_interval.sec = 1), "timer 0 (id 0): it_interval 1.000000000 s on a disarmed timer");
 	BAD("validate: it_interval.sec INT64_MIN", 1, x->it_interval.sec = INT64_MIN,
 	    "timer 1 (id 1000000): it_interval.sec -9223372036854775808 is negative");
 	BAD("validate: clock_id 5 (REALTIME_COARSE)", 0, x->clock_id = 5,
@@ -647,7 +695,8 @@ static void test_validate(void)
 	BAD("validate: signo 0 with SIGNAL", 0, x->signo = 0,
 	    "timer 0 (id 0): signo 0 out of range 1..64 for sigev_notify signal");
 	BAD("validate: signo 65 with THREAD", 3, x->signo = 65, "signo 65 out of range 1..64");
-	BAD("validate: signo 65 with NONE", 2, x->signo = 65, "signo 65 out of range 0..64");
+	GOOD("validate: signo 65 with NONE accepted (good_sigevent())", 2, x->signo = 65);
+	GOOD("validate: signo INT_MIN with NONE accepted", 2, x->signo = INT_MIN);
 	GOOD("validate: signo 0 and 64 with NONE accepted", 2, (x->signo = 64, t[2].signo = 0));
 	BAD("validate: id -1", 5, x->timer_id = -1,
 	    "timer 5 (id -1): timer_id -1 out of range 0..2147483647");
@@ -1116,6 +1165,7 @@ int main(void)
 
 	test_path();
 	test_round_trip();
+	test_mode();
 	test_sparse_many();
 	test_framing();
 	test_write_failures();

@@ -23,14 +23,14 @@ start_loop() {
 	mkdir -p "$2"
 	"$LOOP" "$1" "$2" ${3:-} >"$2/out" 2>&1 </dev/null &
 	LOOP_PID=$!
-	BG+=("$LOOP_PID")
+	bg_add "$LOOP_PID"
 	wait_until 100 test -e "$2/ready"
 }
 
-counts() { cat "$1/counts" 2>/dev/null; }
+counts() { tr -s ' ' <"$1/counts" 2>/dev/null; }
 field() { counts "$1" | awk -v f="$2" '{ for (i = 1; i < NF; i++) if ($i == f) print $(i + 1) }'; }
 
-for mode in main; do
+for mode in main exited; do
 	d=$TMP/$mode
 	if ! start_loop "$mode" "$d/src"; then
 		if grep -q '^SKIP' "$d/src/out"; then

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The plugin's edit of criu's core-<pid>.img (plugin/criu_core.c): the
+ * POSIX timers go, everything else of criu's image stays: the other fields
+ * (carried as protobuf-c unknown fields), the bytes after the entry, and the
+ * file's owner, group and mode (criu creates images 0644, criu/image.c; in a
+ * user namespace the restored init reads its children's core images as an
+ * unprivileged host uid).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "plugin/criu_core.h"
+#include "proto/criu_core.pb-c.h"
+#include "test/unit/check.h"
+
+#define CRIU_IMG_COMMON_MAGIC	0x54564319u
+#define CRIU_CORE_MAGIC		0x55053847u
+
+/* CoreEntry.mtype = 1 (field 1, varint): stands for every field we do not know. */
+static const uint8_t mtype_field[] = { 0x08, 0x01 };
+/* Something criu might append after the entry. */
+static const uint8_t trailer[] = { 0xde, 0xad, 0xbe, 0xef };
+
+/* Write DIR/core-VPID.img holding n_timers timers; returns its size or -1. */
+static long write_core(const char *dir, int vpid, size_t n_timers)
+{
+	CriuPosixTimerEntry te[4], *tp[4];
+	CriuTaskTimersEntry timers = CRIU_TASK_TIMERS_ENTRY__INIT;
+	CriuTaskCoreEntry tc = CRIU_TASK_CORE_ENTRY__INIT;
+	CriuCoreEntry core = CRIU_CORE_ENTRY__INIT;
+	uint8_t buf[4096];
+	uint32_t hdr[3] = { CRIU_IMG_COMMON_MAGIC, CRIU_CORE_MAGIC, 0 };
+	size_t len, n;
+	char path[256];
+	FILE *f;
+
+	for (size_t i = 0; i < n_timers; i++) {
+		criu_posix_timer_entry__init(&te[i]);
+		te[i].has_it_id = 1;
+		te[i].it_id = (uint32_t)(i * 512);
+		tp[i] = &te[i];
+	}
+	timers.n_posix = n_timers;
+	timers.posix = tp;
+	tc.timers = &timers;
+	core.tc = &tc;
+	len = criu_core_entry__pack(&core, buf);
+	memcpy(buf + len, mtype_field, sizeof(mtype_field));
+	len += sizeof(mtype_field);
+	hdr[2] = (uint32_t)len;
+	snprintf(path, sizeof(path), "%s/core-%d.img", dir, vpid);
+	f = fopen(path, "we");
+	if (!f)
+		return -1;
+	n = fwrite(hdr, 1, sizeof(hdr), f) + fwrite(buf, 1, len, f) + fwrite(trailer, 1, sizeof(trailer), f);
+	if (fclose(f) || n != sizeof(hdr) + len + sizeof(trailer))
+		return -1;
+	return (long)n;
+}
+
+static void test_strip_keeps_file(const char *dir, mode_t mode, uid_t uid, gid_t gid)
+{
+	char path[256], name[128];
+	struct ptimer_err err = { "" };
+	uint32_t removed = 0, left = 99;
+	struct stat st;
+	uint8_t buf[4096];
+	CriuCoreEntry *core;
+	ssize_t len;
+	int ret, fd;
+
+	snprintf(path, sizeof(path), "%s/core-5.img", dir);
+	unlink(path);
+	if (write_core(dir, 5, 3) < 0 || chmod(path, mode) || chown(path, uid, gid)) {
+		FAIL("criu_core: setup", "cannot write %s: %s", path, strerror(errno));
+		return;
+	}
+	ret = ptimer_criu_core_strip_timers(dir, 5, &removed, &err);
+	snprintf(name, sizeof(name), "criu_core: strip of a %04o %u:%u image", mode, uid, gid);
+	CHECK(name, ret == 0 && removed == 3, "ret %d removed %u: %s", ret, removed, err.msg);
+	ret = stat(path, &st);
+	snprintf(name, sizeof(name), "criu_core: mode %04o and owner %u:%u kept", mode, uid, gid);
+	CHECK(name, !ret && (st.st_mode & 07777) == mode && st.st_uid == uid && st.st_gid == gid,
+	      "now %04o %u:%u", ret ? 0 : st.st_mode & 07777, ret ? 0 : st.st_uid, ret ? 0 : st.st_gid);
+	ret = ptimer_criu_core_strip_timers(dir, 5, &left, &err);	/* a second strip finds none */
+	CHECK("criu_core: no timers left", ret == 0 && left == 0, "ret %d left %u: %s", ret, left, err.msg);
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	len = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	core = len > 12 ? criu_core_entry__unpack(NULL, *(uint32_t *)(buf + 8), buf + 12) : NULL;
+	CHECK("criu_core: the unknown field (mtype) is carried",
+	      core && core->base.n_unknown_fields == 1 && core->base.unknown_fields[0].tag == 1,
+	      "%u unknown fields", core ? (unsigned int)core->base.n_unknown_fields : 0);
+	if (core)
+		criu_core_entry__free_unpacked(core, NULL);
+	CHECK("criu_core: the bytes after the entry are carried",
+	      len > 12 && !memcmp(buf + 12 + *(uint32_t *)(buf + 8), trailer, sizeof(trailer)) &&
+	      (size_t)len == 12 + *(uint32_t *)(buf + 8) + sizeof(trailer), "len %zd", len);
+}
+
+static int count_entries(const char *dir)
+{
+	char cmd[300];
+	FILE *p;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "ls -A '%s' | wc -l", dir);
+	p = popen(cmd, "re");
+	if (p && fscanf(p, "%d", &n) != 1)
+		n = -1;
+	if (p)
+		pclose(p);
+	return n;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/ptimer-test-criu-core-XXXXXX", path[300];
+	struct ptimer_err err = { "" };
+	uint32_t removed = 9;
+	struct stat st, st2;
+	int ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 2;
+	}
+	/* criu's mode, as criu writes it */
+	test_strip_keeps_file(dir, 0644, getuid(), getgid());
+	/* whatever criu's images are, the rewrite keeps it */
+	test_strip_keeps_file(dir, 0640, getuid(), getgid());
+	if (geteuid() == 0)
+		test_strip_keeps_file(dir, 0644, 1234, 5678);
+	else
+		SKIP("criu_core: foreign owner kept", "needs root to give the image another owner");
+	CHECK("criu_core: nothing but core-5.img left in the directory", count_entries(dir) == 1,
+	      "%d entries", count_entries(dir));
+
+	/* No timers: the file is not touched at all (same inode). */
+	snprintf(path, sizeof(path), "%s/core-6.img", dir);
+	ret = write_core(dir, 6, 0) < 0 || stat(path, &st);
+	ret = ret ? ret : ptimer_criu_core_strip_timers(dir, 6, &removed, &err);
+	CHECK("criu_core: an image without timers stays the same file",
+	      !ret && removed == 0 && !stat(path, &st2) && st.st_ino == st2.st_ino,
+	      "ret %d removed %u: %s", ret, removed, err.msg);
+
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	if (system(path))
+		fprintf(stderr, "cannot remove %s\n", dir);
+	printf("test_criu_core: %d failed\n", check_failed);
+	return CHECK_EXIT();
+}
