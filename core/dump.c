@@ -167,7 +167,8 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, st
 	return ret;
 }
 
-int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, struct ptimer_err *err)
+int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, struct ptimer_dump_result *res,
+		struct ptimer_err *err)
 {
 	struct ptimer_procwatch_window win = { 0 };
 	struct ptimer_procwatch *w = NULL;
@@ -239,9 +240,11 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 				  pid, sig, strsignal(sig));
 	if (!ret)
 		ret = ptimer_image_write(path, &img, err);
-	if (!ret)
-		printf("dumped %u timers of process %d (pid %d in its namespace) to %s\n", img.n_timers, pid,
-		       img.pid, path);
+	if (!ret && res) {
+		res->n_timers = img.n_timers;
+		res->vpid = img.pid;
+		snprintf(res->path, sizeof(res->path), "%s", path);
+	}
 	ptimer_procwatch_stop(w);
 	free(tids);
 	ptimer_image_free(&img);

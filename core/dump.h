@@ -47,10 +47,16 @@ int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *ti
  * (-ESTALE, no image left); what it does after the release does not count.
  * Without the watch (no CAP_NET_ADMIN) a warning.  A stop signal held and
  * pending (ptimer_pending_stop_signal) before the write gives -EINTR with
- * nothing written.  Returns 0, -ENOTDIR (dir is not a directory), -EINTR,
- * -ESTALE, or another -errno of the seize, the dump or the write; err set.
+ * nothing written.  On success *res (may be NULL) says what was written.
+ * Returns 0, -ENOTDIR (dir is not a directory), -EINTR, -ESTALE, or
+ * another -errno of the seize, the dump or the write; err set.
  */
-int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o,
+struct ptimer_dump_result {
+	uint32_t n_timers;		/* timers in the image */
+	int32_t vpid;			/* the process's pid in its own namespace */
+	char path[4096];		/* the image written: DIR/ptimers-<vpid>.img */
+};
+int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, struct ptimer_dump_result *res,
 		struct ptimer_err *err);
 
 #endif

@@ -30,7 +30,6 @@
 #define LINEAR_BUDGET		(1u << 16)	/* pairs per blob run: ~0.2 s here */
 #define LINEAR_NS_PER_PAIR	2500		/* measured here: 2.5 us a pair on 6.18 */
 #define PROGRESS_EVERY_NS	3000000000ull	/* a line, not on a terminal */
-#define PROGRESS_TTY_NS		250000000ull	/* bar redraw on a terminal */
 
 static pid_t map_tid(const struct ptimer_task *t, const struct ptimer_image *img,
 		     const struct ptimer_restore_opts *o, pid_t tid)
@@ -251,33 +250,21 @@ static int plan_linear(const struct ptimer_task *t, struct ptimer_timer *w, uint
 	return 0;
 }
 
-/*
- * Linear progress on stderr: on a terminal a bar redrawn in place with the
- * rate and the time left; otherwise (logs, CI) one line every few seconds.
- */
+/* Hand the linear loop's progress to the caller's callback. */
 static void progress(const struct ptimer_task *t, const struct ptimer_blob_args *a, uint64_t total,
-		     uint64_t start_ns, bool tty, bool last)
+		     uint64_t start_ns, const struct ptimer_restore_opts *o, bool last)
 {
-	uint64_t el = ptimer_now_ns() - start_ns, done = a->pairs_done < total ? a->pairs_done : total;
-	double rate = el ? (double)a->pairs_done * 1e9 / (double)el : 0;
-	double eta = rate > 0 ? (double)(total - done) / rate : 0;
-	double frac = total ? (double)done / (double)total : 1.0;
+	struct ptimer_progress p = {
+		.pid = t->pid,
+		.pairs_done = a->pairs_done < total ? a->pairs_done : total,
+		.pairs_total = total,
+		.n_created = a->n_created,
+		.n_timers = a->n_timers,
+		.ns_elapsed = ptimer_now_ns() - start_ns,
+		.last = last,
+	};
 
-	if (tty) {
-		char bar[31];
-		int fill = (int)(frac * 30);
-
-		memset(bar, '#', (size_t)fill);
-		memset(bar + fill, '.', (size_t)(30 - fill));
-		bar[30] = '\0';
-		fprintf(stderr, "\rptimer: [%s] %3.0f%% %llu/%llu pairs %.2f Mpairs/s ETA %.0f s  %s", bar,
-			100.0 * frac, (unsigned long long)done, (unsigned long long)total, rate / 1e6, eta,
-			last ? "\n" : "");
-		return;
-	}
-	fprintf(stderr, "ptimer: process %d: linear mode: %llu/%llu pairs (%.0f%%), %u/%u timers, "
-		"%.2f Mpairs/s, %.0f s left\n", t->pid, (unsigned long long)done, (unsigned long long)total,
-		100.0 * frac, a->n_created, a->n_timers, rate / 1e6, eta);
+	o->progress(&p, o->progress_ctx);
 }
 
 /* Check what the kernel now shows against what we asked for. */
@@ -329,8 +316,8 @@ static int run_restore(const struct ptimer_task *t, struct ptimer_blob *b, struc
 		       struct ptimer_err *err)
 {
 	bool show = o && o->progress && a->mode == PTIMER_MODE_LINEAR;
-	bool tty = show && isatty(STDERR_FILENO);
-	uint64_t start = ptimer_now_ns(), last = start, every = tty ? PROGRESS_TTY_NS : PROGRESS_EVERY_NS;
+	uint64_t start = ptimer_now_ns(), last = start;
+	uint64_t every = show && o->progress_every_ns ? o->progress_every_ns : PROGRESS_EVERY_NS;
 	bool shown = false;
 	int ret;
 
@@ -348,8 +335,8 @@ static int run_restore(const struct ptimer_task *t, struct ptimer_blob *b, struc
 		int sig = ptimer_pending_stop_signal();
 
 		if (sig) {
-			if (shown && tty)
-				fputc('\n', stderr);
+			if (shown)
+				progress(t, a, total, start, o, true);
 			rollback(t, b, a);
 			return ptimer_errf(err, EINTR, "process %d: interrupted by signal %d (%s) after %llu of "
 					   "%llu pairs; the %u timers made so far were removed: restored nothing",
@@ -358,12 +345,12 @@ static int run_restore(const struct ptimer_task *t, struct ptimer_blob *b, struc
 		}
 		if (show && ptimer_now_ns() - last >= every) {
 			last = ptimer_now_ns();
-			progress(t, a, total, start, tty, false);
+			progress(t, a, total, start, o, false);
 			shown = true;
 		}
 	}
 	if (shown)
-		progress(t, a, total, start, tty, true);
+		progress(t, a, total, start, o, true);
 	if (a->result)
 		return blob_failure(t, w, n, a, err);
 	return 0;

@@ -20,12 +20,27 @@ enum ptimer_restore_mode {
 	PTIMER_RESTORE_LINEAR,
 };
 
+/* How far a linear restore is (struct ptimer_restore_opts.progress). */
+struct ptimer_progress {
+	pid_t pid;			/* the target */
+	uint64_t pairs_done;		/* create/delete pairs so far */
+	uint64_t pairs_total;		/* the plan's pairs */
+	uint32_t n_created;		/* image timers created so far */
+	uint32_t n_timers;		/* image timers in all */
+	uint64_t ns_elapsed;		/* since the loop began, ns */
+	bool last;			/* the loop has ended (done, failed or interrupted) */
+};
+
 struct ptimer_restore_opts {
 	enum ptimer_restore_mode mode;
 	bool allow_wrap;		/* linear: go through INT_MAX to reach passed IDs */
 	int n_tid_map;
 	const struct ptimer_tid_map *tid_map;
-	bool progress;			/* report linear progress on stderr */
+	/* linear mode: called about every progress_every_ns (0: 3 s) while
+	   the loop runs, and once more when it ends; NULL: no reports */
+	void (*progress)(const struct ptimer_progress *p, void *ctx);
+	void *progress_ctx;
+	uint64_t progress_every_ns;
 	bool verify;			/* re-read /proc/PID/timers afterwards and
 					   compare (costs O(n^2) in the kernel) */
 	enum ptimer_rseq_slice rseq_slice;
