@@ -245,21 +245,18 @@ static int next_entry(const char *path, const uint8_t *buf, size_t size, size_t 
 	if (left == 0)
 		return 0;
 	if (left < 4) {
-		ptimer_err_set(err, "%s: %s: truncated length word at offset %zu (%zu bytes left); "
-			       "the image is damaged, dump again", path, name, *off, left);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: %s: truncated length word at offset %zu (%zu bytes left); "
+				   "the image is damaged, dump again", path, name, *off, left);
 	}
 	l = get_le32(buf + *off);
 	if (l > max) {
-		ptimer_err_set(err, "%s: %s: entry length %" PRIu32 " at offset %zu exceeds %u bytes; "
-			       "the image is damaged, dump again", path, name, l, *off, max);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: %s: entry length %" PRIu32 " at offset %zu exceeds %u bytes; "
+				   "the image is damaged, dump again", path, name, l, *off, max);
 	}
 	if (l > left - 4) {
-		ptimer_err_set(err, "%s: %s: truncated entry at offset %zu: length %" PRIu32
-			       " but only %zu bytes follow; the image is damaged, dump again",
-			       path, name, *off, l, left - 4);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: %s: truncated entry at offset %zu: length %" PRIu32
+				   " but only %zu bytes follow; the image is damaged, dump again",
+				   path, name, *off, l, left - 4);
 	}
 	*msg = buf + *off + 4;
 	*len = l;
@@ -292,15 +289,13 @@ static int threads_from_head(const char *path, const PtimerHead *head, struct pt
 	if (!head->n_threads)
 		return 0;
 	if (head->n_threads > PTIMER_IMG_MAX_THREADS) {
-		ptimer_err_set(err, "%s: head: %zu threads exceed the limit %u; the image is damaged, "
-			       "dump again", path, head->n_threads, PTIMER_IMG_MAX_THREADS);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: head: %zu threads exceed the limit %u; the image is damaged, "
+				   "dump again", path, head->n_threads, PTIMER_IMG_MAX_THREADS);
 	}
 	img->threads = calloc(head->n_threads, sizeof(*img->threads));
 	if (!img->threads) {
-		ptimer_err_set(err, "%s: out of memory for %zu threads; %s", path, head->n_threads,
-			       ptimer_errno_hint(ENOMEM));
-		return -ENOMEM;
+		return ptimer_errf(err, ENOMEM, "%s: out of memory for %zu threads; %s", path, head->n_threads,
+				   ptimer_errno_hint(ENOMEM));
 	}
 	img->n_threads = head->n_threads;
 	for (i = 0; i < head->n_threads; i++) {
@@ -317,45 +312,42 @@ static int threads_from_head(const char *path, const PtimerHead *head, struct pt
 	return 0;
 }
 
-static int parse_image(const char *path, const uint8_t *buf, size_t size,
-		       struct ptimer_image *img, struct ptimer_err *err)
+/* The first four bytes: PTIMER_IMG_MAGIC. */
+static int check_magic(const char *path, const uint8_t *buf, size_t size, struct ptimer_err *err)
+{
+	uint32_t magic;
+
+	if (size == 0)
+		return ptimer_errf(err, EINVAL, "%s: empty file, not a ptimer image; dump again", path);
+	if (size < 4)
+		return ptimer_errf(err, EINVAL, "%s: %zu bytes, too short for the magic; not a ptimer image",
+				   path, size);
+	magic = get_le32(buf);
+	if (magic != PTIMER_IMG_MAGIC)
+		return ptimer_errf(err, EINVAL, "%s: bad magic 0x%08" PRIx32 ", expected 0x%08x; "
+				   "not a ptimer image", path, magic, PTIMER_IMG_MAGIC);
+	return 0;
+}
+
+/* The head entry at *off: version, pid, n_timers, criu_mode, threads. */
+static int parse_head(const char *path, const uint8_t *buf, size_t size, size_t *off,
+		      struct ptimer_image *img, struct ptimer_err *err)
 {
 	const uint8_t *msg;
-	uint32_t len, i, magic;
-	size_t off = 4, body;
 	PtimerHead *head;
-	char name[32];
+	uint32_t len;
 	int ret;
 
-	if (size == 0) {
-		ptimer_err_set(err, "%s: empty file, not a ptimer image; dump again", path);
-		return -EINVAL;
-	}
-	if (size < 4) {
-		ptimer_err_set(err, "%s: %zu bytes, too short for the magic; not a ptimer image",
-			       path, size);
-		return -EINVAL;
-	}
-	magic = get_le32(buf);
-	if (magic != PTIMER_IMG_MAGIC) {
-		ptimer_err_set(err, "%s: bad magic 0x%08" PRIx32 ", expected 0x%08x; "
-			       "not a ptimer image", path, magic, PTIMER_IMG_MAGIC);
-		return -EINVAL;
-	}
-	ret = next_entry(path, buf, size, &off, &msg, &len, "head", err);
-	if (ret == 0) {
-		ptimer_err_set(err, "%s: no head after the magic; the image is damaged, dump again",
-			       path);
-		return -EINVAL;
-	}
+	ret = next_entry(path, buf, size, off, &msg, &len, "head", err);
+	if (ret == 0)
+		return ptimer_errf(err, EINVAL, "%s: no head after the magic; the image is damaged, dump again",
+				   path);
 	if (ret < 0)
 		return ret;
 	head = ptimer_head__unpack(NULL, len, msg);
-	if (!head) {
-		ptimer_err_set(err, "%s: head at offset 4 is not a valid PtimerHead protobuf; "
-			       "the image is damaged, dump again", path);
-		return -EINVAL;
-	}
+	if (!head)
+		return ptimer_errf(err, EINVAL, "%s: head at offset 4 is not a valid PtimerHead protobuf; "
+				   "the image is damaged, dump again", path);
 	img->version = head->version;
 	img->pid = head->pid;
 	img->n_timers = head->n_timers;
@@ -365,62 +357,88 @@ static int parse_image(const char *path, const uint8_t *buf, size_t size,
 	if (ret)
 		return ret;
 	/* Newer writers only add optional fields, so any version >= 1 is readable. */
-	if (img->version == 0) {
-		ptimer_err_set(err, "%s: head: version 0 is not a valid image version; dump again",
-			       path);
-		return -EINVAL;
-	}
-	if (img->n_timers > PTIMER_IMG_MAX_TIMERS) {
-		ptimer_err_set(err, "%s: head: n_timers %" PRIu32 " exceeds the limit %u; "
-			       "the image is damaged, dump again", path, img->n_timers,
-			       PTIMER_IMG_MAX_TIMERS);
-		return -EINVAL;
-	}
+	if (img->version == 0)
+		return ptimer_errf(err, EINVAL, "%s: head: version 0 is not a valid image version; dump again",
+				   path);
+	if (img->n_timers > PTIMER_IMG_MAX_TIMERS)
+		return ptimer_errf(err, EINVAL, "%s: head: n_timers %" PRIu32 " exceeds the limit %u; "
+				   "the image is damaged, dump again", path, img->n_timers,
+				   PTIMER_IMG_MAX_TIMERS);
+	return 0;
+}
 
-	/* First only the framing, so the count is checked before any allocation. */
-	body = off;
-	for (i = 0; i < img->n_timers; i++) {
+/*
+ * Only the framing of the n_timers entries from off, so that the count is
+ * checked before any allocation: exactly that many, nothing after them.
+ */
+static int check_framing(const char *path, const uint8_t *buf, size_t size, size_t off, uint32_t n_timers,
+			 struct ptimer_err *err)
+{
+	const uint8_t *msg;
+	uint32_t len;
+	char name[32];
+	int ret;
+
+	for (uint32_t i = 0; i < n_timers; i++) {
 		snprintf(name, sizeof(name), "timer %" PRIu32, i);
 		ret = next_entry(path, buf, size, &off, &msg, &len, name, err);
 		if (ret < 0)
 			return ret;
-		if (ret == 0) {
-			ptimer_err_set(err, "%s: head says %" PRIu32 " timers but the file holds %"
-				       PRIu32 "; the image is damaged, dump again",
-				       path, img->n_timers, i);
-			return -EINVAL;
-		}
+		if (ret == 0)
+			return ptimer_errf(err, EINVAL, "%s: head says %" PRIu32 " timers but the file holds %"
+					   PRIu32 "; the image is damaged, dump again", path, n_timers, i);
 	}
-	if (off != size) {
-		ptimer_err_set(err, "%s: %zu trailing bytes at offset %zu after the %" PRIu32
-			       " timers the head announces; the image is damaged, dump again",
-			       path, size - off, off, img->n_timers);
-		return -EINVAL;
-	}
+	if (off != size)
+		return ptimer_errf(err, EINVAL, "%s: %zu trailing bytes at offset %zu after the %" PRIu32
+				   " timers the head announces; the image is damaged, dump again",
+				   path, size - off, off, n_timers);
+	return 0;
+}
+
+/* The n_timers entries from off (framing checked) into img->timers. */
+static int parse_timers(const char *path, const uint8_t *buf, size_t size, size_t off,
+			struct ptimer_image *img, struct ptimer_err *err)
+{
+	const uint8_t *msg;
+	uint32_t len;
 
 	img->timers = calloc(img->n_timers ? img->n_timers : 1, sizeof(*img->timers));
-	if (!img->timers) {
-		ptimer_err_set(err, "%s: out of memory for %" PRIu32 " timers; %s",
-			       path, img->n_timers, ptimer_errno_hint(ENOMEM));
-		return -ENOMEM;
-	}
-	off = body;
-	for (i = 0; i < img->n_timers; i++) {
+	if (!img->timers)
+		return ptimer_errf(err, ENOMEM, "%s: out of memory for %" PRIu32 " timers; %s",
+				   path, img->n_timers, ptimer_errno_hint(ENOMEM));
+	for (uint32_t i = 0; i < img->n_timers; i++) {
 		size_t at = off;
 		PtimerEntry *e;
 
 		next_entry(path, buf, size, &off, &msg, &len, "timer", err);
 		e = ptimer_entry__unpack(NULL, len, msg);
-		if (!e) {
-			ptimer_err_set(err, "%s: timer %" PRIu32 ": entry at offset %zu is not a "
-				       "valid PtimerEntry protobuf; the image is damaged, dump again",
-				       path, i, at);
-			return -EINVAL;
-		}
+		if (!e)
+			return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 ": entry at offset %zu is not a "
+					   "valid PtimerEntry protobuf; the image is damaged, dump again",
+					   path, i, at);
 		timer_from_entry(&img->timers[i], e);
 		ptimer_entry__free_unpacked(e, NULL);
 	}
-	return ptimer_image_validate(img, path, err);
+	return 0;
+}
+
+/* magic, head, the timers' framing, the timers, then every field's check. */
+static int parse_image(const char *path, const uint8_t *buf, size_t size,
+		       struct ptimer_image *img, struct ptimer_err *err)
+{
+	size_t off = 4;
+	int ret;
+
+	ret = check_magic(path, buf, size, err);
+	if (!ret)
+		ret = parse_head(path, buf, size, &off, img, err);
+	if (!ret)
+		ret = check_framing(path, buf, size, off, img->n_timers, err);
+	if (!ret)
+		ret = parse_timers(path, buf, size, off, img, err);
+	if (!ret)
+		ret = ptimer_image_validate(img, path, err);
+	return ret;
 }
 
 int ptimer_image_read(const char *path, struct ptimer_image *img, struct ptimer_err *err)
@@ -480,15 +498,13 @@ int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct pt
 
 	if (pid > 0) {
 		if (ptimer_image_path(buf, len, dir, pid)) {
-			ptimer_err_set(err, "image path for pid %d in %s is too long; %s",
-				       pid, dir, ptimer_errno_hint(ENAMETOOLONG));
-			return -ENAMETOOLONG;
+			return ptimer_errf(err, ENAMETOOLONG, "image path for pid %d in %s is too long; %s",
+					   pid, dir, ptimer_errno_hint(ENAMETOOLONG));
 		}
 		if (stat(buf, &st) || !S_ISREG(st.st_mode)) {
-			ptimer_err_set(err, "no image for pid %d: %s is missing; check the directory "
-				       "and the pid (as seen inside the dumped process's namespace)",
-				       pid, buf);
-			return -ENOENT;
+			return ptimer_errf(err, ENOENT, "no image for pid %d: %s is missing; check the directory "
+					   "and the pid (as seen inside the dumped process's namespace)",
+					   pid, buf);
 		}
 		return 0;
 	}
@@ -497,9 +513,8 @@ int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct pt
 	if (!d) {
 		int e = errno;
 
-		ptimer_err_set(err, "cannot open image directory %s: %s; %s",
-			       dir, strerror(e), ptimer_errno_hint(e));
-		return -e;
+		return ptimer_errf(err, e, "cannot open image directory %s: %s; %s",
+				   dir, strerror(e), ptimer_errno_hint(e));
 	}
 	while ((de = readdir(d))) {
 		int p = image_name_pid(de->d_name);
@@ -514,20 +529,17 @@ int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct pt
 	closedir(d);
 
 	if (n == 0) {
-		ptimer_err_set(err, "no " IMG_PREFIX "<pid>" IMG_SUFFIX " image in %s; "
-			       "check the directory", dir);
-		return -ENOENT;
+		return ptimer_errf(err, ENOENT, "no " IMG_PREFIX "<pid>" IMG_SUFFIX " image in %s; "
+				   "check the directory", dir);
 	}
 	if (n > 1) {
-		ptimer_err_set(err, "%d images in %s (" IMG_PREFIX "%d" IMG_SUFFIX ", "
-			       IMG_PREFIX "%d" IMG_SUFFIX "%s); pass the pid (--image-pid) to choose one",
-			       n, dir, found, second, n > 2 ? ", ..." : "");
-		return -EEXIST;
+		return ptimer_errf(err, EEXIST, "%d images in %s (" IMG_PREFIX "%d" IMG_SUFFIX ", "
+				   IMG_PREFIX "%d" IMG_SUFFIX "%s); pass the pid (--image-pid) to choose one",
+				   n, dir, found, second, n > 2 ? ", ..." : "");
 	}
 	if (ptimer_image_path(buf, len, dir, found)) {
-		ptimer_err_set(err, "image path for pid %d in %s is too long; %s",
-			       found, dir, ptimer_errno_hint(ENAMETOOLONG));
-		return -ENAMETOOLONG;
+		return ptimer_errf(err, ENAMETOOLONG, "image path for pid %d in %s is too long; %s",
+				   found, dir, ptimer_errno_hint(ENAMETOOLONG));
 	}
 	return 0;
 }

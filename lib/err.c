@@ -6,29 +6,16 @@
 
 #include "lib/err.h"
 
-static void err_vset(struct ptimer_err *err, const char *fmt, va_list ap)
-{
-	if (err)
-		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-}
-
 int ptimer_errf(struct ptimer_err *err, int e, const char *fmt, ...)
 {
 	va_list ap;
 
-	va_start(ap, fmt);
-	err_vset(err, fmt, ap);
-	va_end(ap);
+	if (err) {
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+		va_end(ap);
+	}
 	return e > 0 ? -e : e;
-}
-
-void ptimer_err_set(struct ptimer_err *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	err_vset(err, fmt, ap);
-	va_end(ap);
 }
 
 const char *ptimer_errno_hint(int errnum)

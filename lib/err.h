@@ -21,13 +21,6 @@ int ptimer_errf(struct ptimer_err *err, int e, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /*
- * ptimer_err_set - ptimer_errf without a return value, for messages set
- * before the caller decides what to return.
- */
-void ptimer_err_set(struct ptimer_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/*
  * ptimer_errno_hint - what a user can do about a file-system errno (positive),
  * about the path alone (no command-line option: the plugin uses it too), e.g.
  * "free space on that file system or write elsewhere" for ENOSPC.
