@@ -3,7 +3,8 @@
  * /proc/PID/timers and the NSpid bits of /proc/PID/status.
  *
  * The timers file is produced by fs/proc/base.c show_timer(): four lines a
- * timer, newest first.  Since the 2025 rework (seeds/000 patch 09) it is
+ * timer, newest first.  Since kernel commit "posix-timers: Dont iterate /proc/$PID/timers with
+ * sighand::siglock held" (Linux 6.15) it is
  * walked under RCU, so only a stopped process gives a consistent snapshot.
  */
 #include <dirent.h>

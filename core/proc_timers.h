@@ -32,10 +32,12 @@ int ptimer_proc_parse_timers(const char *buf, size_t len, const char *what,
 
 /*
  * ptimer_proc_read_timers - read and parse /proc/<pid>/timers.  Reads with
- * plain read() into one growing buffer: the kernel returns at most a page per
- * read() and rewalks the list for each, so extra layers only cost (FACTS).
- * Returns 0, -ENOENT (no such process or no CONFIG_CHECKPOINT_RESTORE),
- * -EACCES, -EINVAL, -ENOMEM; err set.
+ * plain read() into one growing buffer (ptimer_file_read): the kernel
+ * returns at most a page per read() (fs/seq_file.c seq_read_iter()) and
+ * walks the timer list again from the start for each one, so buffering
+ * layers above read() only cost.  Returns 0, -ENOENT (no such process, or
+ * no CONFIG_CHECKPOINT_RESTORE: err says which), -EACCES, -EFBIG, -EINVAL
+ * (malformed: err names the line), -ENOMEM; err set.
  */
 int ptimer_proc_read_timers(pid_t pid, struct ptimer_timer **out, uint32_t *n,
 			    struct ptimer_err *err);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests for images/: binary image write/read, framing refusals, field
- * validation (case "invalid-values" of /work/shared/cases), JSON round trip
- * and refusals, ptimer_image_find, and the show/name helpers.
+ * validation (as test/e2e/cases/invalid-values.sh checks end to end), JSON
+ * round trip and refusals, ptimer_image_find, and the show/name helpers.
  * Each check prints one PASS/FAIL line (check.h); exit status 1 on failure.
  */
 #include <dirent.h>
@@ -361,7 +361,7 @@ static void test_mode(void)
 	CHECK("mode: create_temp in a missing directory gives -ENOENT", ret == -ENOENT, "ret %d", ret);
 }
 
-/* perf workload shape from the seeds: 2048 timers with IDs 512 apart. */
+/* The sparse perf workload (test/bench.sh): 2048 timers with IDs 512 apart. */
 static void test_sparse_many(void)
 {
 	struct ptimer_image img = { .version = 1, .pid = 1, .n_timers = 2048 }, got;

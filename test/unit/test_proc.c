@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The /proc/PID/timers parser against the formats kernels print
- * (fs/proc/base.c show_timer(); FACTS.md) and against malformed text,
+ * (fs/proc/base.c show_timer(): "%px", "%p" on older kernels) and
+ * against malformed text,
  * then against this kernel's own file for timers of our own.
  */
 #include <errno.h>
