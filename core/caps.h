@@ -34,7 +34,7 @@ struct ptimer_attach_facts {
  * (-EPERM), without CAP_SYS_PTRACE: another user's process (-EPERM naming
  * CAP_SYS_PTRACE), a non-dumpable one, ptrace_scope 2.  ptrace_scope 1 is
  * left to the seize (PR_SET_PTRACER exceptions are not visible).  Returns
- * 0 or -errno with err set.
+ * 0, -EBUSY or -EPERM, with err set.
  */
 int ptimer_attach_verdict(const struct ptimer_attach_facts *f, struct ptimer_err *err);
 

@@ -22,7 +22,11 @@ struct ptimer_dump_opts {
  * criu) into img: /proc/PID/timers for IDs, clocks and notification, and
  * one run of the in-target blob for it_value/it_interval/overrun.
  * notify_tid is translated to the process's own pid namespace.  img->timers
- * is sorted by timer_id.  Returns 0 or -errno, err set.
+ * is sorted by timer_id.  Returns 0 or, with err set: -EXDEV (a timer on
+ * the CPU clock of a process outside t), -ESRCH (a timer aimed at, or on
+ * the CPU clock of, a thread that is gone, with o->strict; or the process
+ * exited), -EIO (the in-target read could not run), -ENOMEM, or the
+ * -errno of ptimer_proc_read_timers.
  */
 int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o,
 		     struct ptimer_image *img, struct ptimer_err *err);
@@ -30,7 +34,8 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o,
 /*
  * ptimer_read_timer_state - fill it_value/it_interval/overrun of
  * timers[n] (timer_id set) with timer_gettime()/timer_getoverrun() run
- * inside t (stopped) by the blob, one run for all.  Returns 0 or -errno
+ * inside t (stopped) by the blob, one run for all.  Returns 0, -ESRCH
+ * (gone), -EIO (the blob could not run), -ENOMEM
  * (-EINVAL: no such timer), err set.
  */
 int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *timers, uint32_t n,

@@ -33,7 +33,9 @@ struct ptimer_procwatch;
  * uapi/linux/connector.h, uapi/linux/cn_proc.h) and keep the EXEC and EXIT
  * events of process pid (tgid) from now on.  Needs CAP_NET_ADMIN and
  * CONFIG_PROC_EVENTS; events reach listeners in the initial user and pid
- * namespaces only.  *w set on success.  Returns 0 or -errno (err names the
+ * namespaces only.  *w set on success.  Returns 0, -EPERM (no
+ * CAP_NET_ADMIN), -EIO (the socket or the subscription failed),
+ * -ETIMEDOUT (no answer to the subscription), -ENOMEM (err names the
  * reason; callers go on without the watch, with a warning).
  */
 int ptimer_procwatch_start(struct ptimer_procwatch **w, pid_t pid, struct ptimer_err *err);

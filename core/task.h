@@ -43,14 +43,20 @@ pid_t ptimer_task_runner(const struct ptimer_task *t);
  * cannot be traced); a process in a group-stop is seized stopped
  * (t->stopped) and goes back to its stop on release (ptrace(2) "group-stop";
  * PTRACE_DETACH re-enters it).  On failure every thread
- * seized so far is released.  Returns 0 or -errno (EPERM: no ptrace
- * permission, ESRCH: gone), err set.
+ * seized so far is released.  Returns 0 or, with err set: -EPERM (no
+ * ptrace permission: another user, yama, not dumpable), -EBUSY (traced by
+ * another process, or a thread keeps receiving signals), -ESRCH (no such
+ * process, a zombie, or gone meanwhile), -EINVAL (pid is ptimer itself, a
+ * thread that is not a leader, or a kernel thread), -EAGAIN (threads keep
+ * appearing), -EPROTO (an unexpected ptrace stop), -ENOMEM.
  */
 int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err);
 
 /*
  * ptimer_task_adopt - describe a process someone else (criu) already holds
- * stopped: fills tids/vtids, attaches nothing, releases nothing.
+ * stopped: fills tids/vtids, attaches nothing, releases nothing.  Returns
+ * 0, -ESRCH (gone, or no live thread), -ENOENT (no /proc/PID/task),
+ * -ENOMEM; err set.
  */
 int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err);
 

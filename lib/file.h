@@ -79,7 +79,8 @@ int ptimer_atomic_open(struct ptimer_atomic *a, const char *path, const char *wh
 /*
  * ptimer_atomic_write - append len bytes, looping over short writes and
  * EINTR.  A failure is kept in a->err and returned by commit; returns
- * 0 or -errno.
+ * 0, or -ENOSPC, -EDQUOT, -EIO (a write that makes no progress), ... of
+ * write(2).
  */
 int ptimer_atomic_write(struct ptimer_atomic *a, const void *buf, size_t len);
 

@@ -34,15 +34,18 @@ extern void (*ptimer_blob_log_fn)(const char *msg);
  * n_occupied IDs, plus a stack, into the thread tid (which must be in a
  * ptrace stop: ptimer_task_seize, or criu's own seize), and copy the blob
  * in (code pages R-X, the rest RW).  Uses compel_prepare_noctx() and
- * compel_syscall() (criu compel/include/uapi/infect.h).  Returns 0 or -errno
- * with err set; on failure nothing stays mapped.
+ * compel_syscall() (criu compel/include/uapi/infect.h).  Returns 0, -ESRCH
+ * (the process exited), -EIO (compel could not take control or run a
+ * syscall), -ENOMEM, or the -errno of the remote mmap/mprotect, with err
+ * set; on failure nothing stays mapped.
  */
 int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uint32_t n_occupied,
 		     struct ptimer_err *err);
 
 /*
  * ptimer_blob_load - copy timers[n_timers] and occupied[n_occupied] (may be
- * NULL when 0) into the target.  Returns 0 or -errno.
+ * NULL when 0) into the target.  Returns 0, -EINVAL (more than open made
+ * room for), -ESRCH (gone), or -EFAULT/-EPERM of process_vm_writev.
  */
 int ptimer_blob_load(struct ptimer_blob *b, const struct ptimer_timer *timers,
 		     const int32_t *occupied, struct ptimer_err *err);
@@ -52,7 +55,8 @@ int ptimer_blob_load(struct ptimer_blob *b, const struct ptimer_timer *timers,
  * abi_version are filled in here), run the blob to its trap with
  * compel_run_at() and read a back.  The thread's registers and signal mask
  * are restored by compel afterwards.  Returns 0 when the blob ran (its own
- * verdict is a->result), -errno when it could not be run (err set).
+ * verdict is a->result), -ESRCH (the process exited), -EIO (compel_run_at
+ * failed), or the -errno of copying a (err set).
  */
 int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct ptimer_err *err);
 
@@ -62,7 +66,8 @@ int ptimer_blob_fetch(struct ptimer_blob *b, struct ptimer_timer *timers, struct
 /*
  * ptimer_blob_close - unmap everything ptimer_blob_open mapped and cure
  * compel's control block; the thread is left as it was before open.
- * Returns 0 or -errno (the mapping could not be removed: err says where).
+ * Returns 0, -EIO (registers could not be restored), or the -errno of the
+ * remote munmap (the mapping could not be removed: err says where).
  */
 int ptimer_blob_close(struct ptimer_blob *b, struct ptimer_err *err);
 
@@ -84,8 +89,8 @@ struct ptimer_rseq_cs_save {
  * post_commit_offset) and no RSEQ_CS_FLAG_NO_RESTART_* flag is set,
  * resume_ip = abort_ip (what the kernel's rseq_ip_fixup() does when a
  * preempted thread resumes there); else resume_ip = ip.  No registration,
- * or a kernel before 5.13: nothing saved, 0.  Returns 0 or -errno (the
- * rseq area cannot be read).
+ * or a kernel before 5.13: nothing saved, 0.  Returns 0, or -EFAULT,
+ * -ESRCH, -EPERM when the rseq area cannot be read (process_vm_readv).
  */
 int ptimer_rseq_cs_save(pid_t tid, uint64_t ip, struct ptimer_rseq_cs_save *s);
 
@@ -93,7 +98,8 @@ int ptimer_rseq_cs_save(pid_t tid, uint64_t ip, struct ptimer_rseq_cs_save *s);
  * ptimer_rseq_cs_put_back - after the code ran and the registers are back
  * (IP at resume_ip): when the thread was not moved to abort_ip, write the
  * saved rseq_cs word back if the kernel cleared it meanwhile, so that the
- * next resume decides as it would have without us.  Returns 0 or -errno.
+ * next resume decides as it would have without us.  Returns 0, or -EFAULT,
+ * -ESRCH, -EPERM of process_vm_readv/writev.
  */
 int ptimer_rseq_cs_put_back(pid_t tid, const struct ptimer_rseq_cs_save *s);
 
