@@ -2,7 +2,7 @@
 #
 #   make deps    install missing build/test packages with apt-get (root)
 #   make         build build/ptimer (the in-target restorer is embedded)
-#   make check   unit + end-to-end tests; last line "N passed, N failed"
+#   make check   unit + end-to-end tests; last line "# N passed, N failed, N skipped"
 #   make demo    deps, build, dump a process with sparse timers, restore it
 #   make bench   restore benchmarks, printed as ratios from one run
 #   make fuzz    libFuzzer targets (test/fuzz/), each run FUZZ_SECONDS (30)

@@ -218,6 +218,8 @@ static void print_overview(FILE *f)
 		   "PTIMER_RESTORE_MODE and PTIMER_RSEQ_SLICE; see ptimer(1).\n", exit_text);
 }
 
+#define HELP_COL 28	/* where option help starts */
+
 /* Print text indented by ind, wrapped at 80 columns. */
 static void print_wrapped(FILE *f, const char *text, int col, int ind)
 {
@@ -259,14 +261,9 @@ static void print_cmd_help(FILE *f, const struct cmd_desc *cmd)
 		else
 			n = snprintf(head, sizeof(head), "      --%s%s%s", o->name, o->arg ? " " : "",
 				     o->arg ? o->arg : "");
-		fputs(head, f);
-		if (n >= 28) {
-			fprintf(f, "\n%28s", "");
-			n = 28;
-		} else {
-			fprintf(f, "%*s", 28 - n, "");
-		}
-		print_wrapped(f, o->help, 28, 28);
+		/* the help text in a column of its own, below a long head */
+		fprintf(f, "%s%s%*s", head, n >= HELP_COL ? "\n" : "", n >= HELP_COL ? HELP_COL : HELP_COL - n, "");
+		print_wrapped(f, o->help, HELP_COL, HELP_COL);
 	}
 	fprintf(f, "\nExit status of %s: %s.\n", cmd->name, cmd->exits);
 	fprintf(f, "2 means a usage error, 128+N the held signal N; see 'ptimer --help'.\n");

@@ -23,6 +23,7 @@
 # once DIR/restored exists and prints PASS/FAIL/SKIP lines):
 #   start_role ROLE SCENARIO DIR [LABEL]   needs ZT (the zdtm_timers program)
 #   wait_ready DIR ROLE PID [TIMEOUT_S]    finish_verify DIR PID
+#   wait_file FILE PID [TIMEOUT_S]
 #   reap PID [JOB]    alive PID    not_stopped PID    wait_until TENTHS CMD...
 #   bg_add PID / bg_kill   processes to kill when the suite exits
 #   ptimer_run OUT TIMEOUT_S ARGS...       needs PT (the ptimer program)
@@ -156,18 +157,20 @@ start_role() {
 H_POLL=${H_POLL:-0.02}
 _h_polls() { awk -v t="$1" -v p="$H_POLL" 'BEGIN { printf "%d", t / p }'; }
 
-# wait_ready DIR ROLE PID [TIMEOUT_S]: poll for DIR/ROLE.ready (60 s); 1 when
-# PID ended or the time passed without it.
-wait_ready() {
-	_h_i=0 _h_n=$(_h_polls "${4:-60}")
+# wait_file FILE PID [TIMEOUT_S]: poll for FILE (60 s); 1 when PID ended or
+# the time passed without it.  wait_ready DIR ROLE PID [TIMEOUT_S]: the same
+# for DIR/ROLE.ready.
+wait_file() {
+	_h_i=0 _h_n=$(_h_polls "${3:-60}")
 	while [ "$_h_i" -lt "$_h_n" ]; do
-		[ -e "$1/$2.ready" ] && return 0
-		alive "$3" || { [ -e "$1/$2.ready" ]; return; }
+		[ -e "$1" ] && return 0
+		alive "$2" || { [ -e "$1" ]; return; }
 		sleep "$H_POLL"
 		_h_i=$((_h_i + 1))
 	done
 	return 1
 }
+wait_ready() { wait_file "$1/$2.ready" "$3" "${4:-60}"; }
 
 # reap PID [JOB]: kill the process (and the job that started it), wait.
 reap() {

@@ -147,8 +147,16 @@ if command -v groff >/dev/null; then
 else
 	skip "man/groff-clean" "no groff here"
 fi
+if command -v mandoc >/dev/null; then
+	mandoc -Tlint -W warning "$MAN" >"$TMP/mandoc.out" 2>&1
+	check "man/mandoc-lint-clean" "mandoc -Tlint: $(oneline "$TMP/mandoc.out")" [ ! -s "$TMP/mandoc.out" ]
+else
+	skip "man/mandoc-lint-clean" "no mandoc here (groff above checks the page)"
+fi
 missing=
-for v in $(grep -rhoE 'getenv\("[A-Z_]+"\)' "$TOP/plugin" "$TOP/core" "$TOP/cli" | grep -oE '[A-Z_]{4,}' | sort -u); do
+# getenv("X") and name tables ("PTIMER_X" as a whole string) alike
+for v in $( (grep -rhoE 'getenv\("[A-Z_]+"\)' "$TOP/plugin" "$TOP/core" "$TOP/cli"
+	grep -rhoE '"PTIMER_[A-Z_]+"' "$TOP/plugin" "$TOP/core" "$TOP/cli") | grep -oE '[A-Z_]{4,}' | sort -u); do
 	grep -qF "$v" "$MAN" || missing="$missing $v"
 done
 check "man/every-environment-variable" "the code reads$missing, man/ptimer.1 does not explain it" [ -z "$missing" ]
