@@ -266,6 +266,19 @@ static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, s
 	return ret;
 }
 
+/* After the thread list (ret: its result): own-namespace tids and the
+ * thread code runs in; on any failure t is released. */
+static int task_finish(struct ptimer_task *t, int ret, struct ptimer_err *err)
+{
+	if (!ret)
+		ret = task_fill_vtids(t, err);
+	if (!ret)
+		ret = task_pick_runner(t, err);
+	if (ret)
+		ptimer_task_release(t);
+	return ret;
+}
+
 int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 {
 	bool grew = true;
@@ -298,13 +311,7 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 		ret = ptimer_errf(err, EAGAIN, "process %d keeps creating threads; cannot stop them all", pid);
 	if (!ret && (t->n_threads == 0 || t->tids[0] != pid))
 		ret = ptimer_errf(err, ESRCH, "thread group leader %d is gone", pid);
-	if (!ret)
-		ret = task_fill_vtids(t, err);
-	if (!ret)
-		ret = task_pick_runner(t, err);
-	if (ret)
-		ptimer_task_release(t);
-	return ret;
+	return task_finish(t, ret, err);
 }
 
 int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
@@ -315,13 +322,7 @@ int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	ret = task_list(t, pid, false, &grew, err);
-	if (!ret)
-		ret = task_fill_vtids(t, err);
-	if (!ret)
-		ret = task_pick_runner(t, err);
-	if (ret)
-		ptimer_task_release(t);
-	return ret;
+	return task_finish(t, ret, err);
 }
 
 int ptimer_task_release(struct ptimer_task *t)

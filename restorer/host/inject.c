@@ -217,29 +217,29 @@ static int remote_syscall(struct ptimer_blob *b, int nr, long *ret, unsigned lon
 	return 0;
 }
 
-static int vm_write(struct ptimer_blob *b, uint64_t addr, const void *src, size_t len,
-		    struct ptimer_err *err)
+/* Copy len bytes to (write) or from addr in the target; err names the thread. */
+static int vm_copy(struct ptimer_blob *b, uint64_t addr, void *buf, size_t len, bool write,
+		   struct ptimer_err *err)
 {
-	int r = ptimer_vm_copy(b->tid, addr, (void *)src, len, true);
+	int r = ptimer_vm_copy(b->tid, addr, buf, len, write);
 
 	if (r == -ESRCH)
 		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was working in it", b->tgid);
 	if (r)
-		return ptimer_errf(err, r, "cannot write %zu bytes into thread %d at %#lx: %s",
-				   len, b->tid, (unsigned long)addr, strerror(-r));
+		return ptimer_errf(err, r, "cannot %s %zu bytes %s thread %d at %#lx: %s", write ? "write" : "read",
+				   len, write ? "into" : "from", b->tid, (unsigned long)addr, strerror(-r));
 	return 0;
+}
+
+static int vm_write(struct ptimer_blob *b, uint64_t addr, const void *src, size_t len,
+		    struct ptimer_err *err)
+{
+	return vm_copy(b, addr, (void *)src, len, true, err);
 }
 
 static int vm_read(struct ptimer_blob *b, uint64_t addr, void *dst, size_t len, struct ptimer_err *err)
 {
-	int r = ptimer_vm_copy(b->tid, addr, dst, len, false);
-
-	if (r == -ESRCH)
-		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was working in it", b->tgid);
-	if (r)
-		return ptimer_errf(err, r, "cannot read %zu bytes from thread %d at %#lx: %s",
-				   len, b->tid, (unsigned long)addr, strerror(-r));
-	return 0;
+	return vm_copy(b, addr, dst, len, false, err);
 }
 
 int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uint32_t n_occupied,
