@@ -6,6 +6,7 @@
 #   make demo    deps, build, dump a process with sparse timers, restore it
 #   make bench   restore benchmarks, printed as ratios from one run
 #   make fuzz    libFuzzer targets (test/fuzz/), each run FUZZ_SECONDS (30)
+#   make deb     build/ptimer_VERSION_ARCH.deb (packaging/mkdeb.sh)
 
 CC      ?= gcc
 PROTOC_C ?= protoc-c
@@ -50,7 +51,7 @@ BLOB_ASM     := restorer/blob/entry.S
 LIB_OBJS := $(PROTO_O) $(LIB_SRCS:%.c=$(B)/%.o) $(IMAGES_SRCS:%.c=$(B)/%.o) $(CORE_SRCS:%.c=$(B)/%.o) \
 	$(HOST_R_SRCS:%.c=$(B)/%.o) $(B)/restorer/blob_embed.o
 
-.PHONY: all deps check tests demo bench clean install asan fuzz fuzz-build
+.PHONY: all deb deps check tests demo bench clean install asan fuzz fuzz-build
 # Generated protobuf sources and blob stages are kept, not intermediate.
 .SECONDARY:
 all: $(B)/ptimer $(B)/ptimer_plugin.so
@@ -68,8 +69,10 @@ $(B)/proto/%.pb-c.o: $(B)/proto/%.pb-c.c $(B)/proto/%.pb-c.h
 	$(CC) $(CFLAGS) $(DEPFLAGS) -fPIC -c -o $@ $<
 
 # The generated protobuf headers exist before the first compile (order
-# only); after it the .d files name what each object includes.
-$(B)/%.o: %.c | $(PROTO_H)
+# only); after it the .d files name what each object includes.  Objects
+# also follow this Makefile (flags; and objects of a build from before
+# the .d files have none).
+$(B)/%.o: %.c Makefile | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -fPIC -c -o $@ $<
 
@@ -77,7 +80,7 @@ $(B)/%.o: %.c | $(PROTO_H)
 $(B)/restorer/blob/%.o: restorer/blob/%.S
 	@mkdir -p $(dir $@)
 	$(BLOB_CC) $(BLOB_CFLAGS) $(DEPFLAGS) -c -o $@ $<
-$(B)/restorer/blob/%.bo: %.c
+$(B)/restorer/blob/%.bo: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(BLOB_CC) $(BLOB_CFLAGS) $(DEPFLAGS) -MF $(@:.bo=.d) -c -o $@ $<
 BLOB_OBJS := $(B)/restorer/blob/entry.o $(BLOB_SRCS:%.c=$(B)/restorer/blob/%.bo)
@@ -104,7 +107,7 @@ $(B)/ptimer: $(CLI_SRCS:%.c=$(B)/%.o) $(LIB_OBJS)
 # criu_get_image_dir come from the criu binary that loads it.
 CRIU_PLUGIN_H ?= $(firstword $(wildcard /usr/include/criu/criu-plugin.h /usr/local/include/criu/criu-plugin.h))
 PLUGIN_CFLAGS := $(if $(shell grep -s CR_PLUGIN_HOOK__CHECKPOINT_DEVICES $(CRIU_PLUGIN_H)),-DPTIMER_HAVE_CHECKPOINT_DEVICES)
-$(B)/plugin/ptimer_plugin.o: plugin/ptimer_plugin.c | $(PROTO_H)
+$(B)/plugin/ptimer_plugin.o: plugin/ptimer_plugin.c Makefile | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	@[ -n "$(CRIU_PLUGIN_H)" ] || { echo "no criu-plugin.h: run 'make deps'" >&2; exit 1; }
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(PLUGIN_CFLAGS) -fPIC -c -o $@ $<
@@ -118,13 +121,19 @@ install: all
 	install -D -m 0644 $(B)/ptimer_plugin.so $(DESTDIR)$(PREFIX)/lib/criu/ptimer_plugin.so
 	install -D -m 0644 man/ptimer.1 $(DESTDIR)$(PREFIX)/share/man/man1/ptimer.1
 
+# A Debian package of the binary and the plugin (in /usr/lib/criu), with its
+# dependencies and /etc/criu/ptimer.conf: apt-get install ./build/ptimer_*.deb
+VERSION ?= 0.1.0
+deb: all
+	@sh packaging/mkdeb.sh $(B) $(VERSION)
+
 # --- tests ------------------------------------------------------------------
 UNIT_TESTS := $(patsubst test/unit/test_%.c,$(B)/test/test_%,$(wildcard test/unit/test_*.c))
 E2E_PROGS  := $(patsubst test/e2e/%.c,$(B)/test/%,$(wildcard test/e2e/*.c))
 
 # The restore algorithm against the simulated kernel (test/unit/simkernel.c):
 # objects built with PTIMER_SIMKERNEL go to $(B)/sim/.
-$(B)/sim/%.o: %.c | $(PROTO_H)
+$(B)/sim/%.o: %.c Makefile | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -DPTIMER_SIMKERNEL -c -o $@ $<
 SIM_OBJS := $(B)/sim/test/unit/simkernel.o $(B)/sim/restorer/algo.o
@@ -135,6 +144,10 @@ $(B)/test/test_algo: $(B)/sim/test/unit/test_algo.o $(SIM_OBJS)
 $(B)/test/test_rseq: $(B)/sim/test/unit/test_rseq.o $(SIM_OBJS) $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+# The plugin's settings file (plugin/conf.c needs no criu headers).
+$(B)/test/test_plugin_conf: test/unit/test_plugin_conf.c $(B)/plugin/conf.o $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $^ $(LDLIBS)
 # The plugin's edit of criu's core images (no criu needed).
 $(B)/test/test_criu_core: test/unit/test_criu_core.c $(B)/plugin/criu_core.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)

@@ -628,7 +628,7 @@ static int cmd_encode(struct cli *c)
 }
 
 /* The core's messages, on stderr. */
-static void log_to_stderr(int level, const char *msg)
+static void log_to_stderr(int level, const char *where, const char *msg)
 {
 	static const char *const prefix[] = { "error", "warning", "info", "debug" };
 

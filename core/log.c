@@ -6,12 +6,12 @@
 #include "core/log.h"
 #include "restorer/host/inject.h"
 
-void (*ptimer_log_fn)(int level, const char *msg);
+void (*ptimer_log_fn)(int level, const char *where, const char *msg);
 int ptimer_verbosity = PTIMER_LOG_WARN;
 
-void ptimer_log(int level, const char *fmt, ...)
+void ptimer_log_at(int level, const char *file, int line, const char *fmt, ...)
 {
-	char msg[1024];
+	char msg[1024], where[256];
 	va_list ap;
 
 	if (level > ptimer_verbosity || !ptimer_log_fn)
@@ -19,15 +19,18 @@ void ptimer_log(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	ptimer_log_fn(level, msg);
+	snprintf(where, sizeof(where), "%s:%d", file, line);
+	ptimer_log_fn(level, where, msg);
 }
 
+/* The host loader's messages name no place of the core. */
 static void log_blob(const char *msg)
 {
-	ptimer_log(PTIMER_LOG_ERROR, "%s", msg);
+	if (PTIMER_LOG_ERROR <= ptimer_verbosity && ptimer_log_fn)
+		ptimer_log_fn(PTIMER_LOG_ERROR, "restorer/host/inject.c", msg);
 }
 
-void ptimer_log_set(void (*fn)(int level, const char *msg))
+void ptimer_log_set(void (*fn)(int level, const char *where, const char *msg))
 {
 	ptimer_log_fn = fn;
 	ptimer_blob_log_fn = fn ? log_blob : NULL;

@@ -154,6 +154,18 @@ static int check_timer(const struct ptimer_timer *t, uint32_t i, const char *wha
 				   "(common_timer_set()); set it_interval to 0 or arm it", what, i, id,
 				   t->it_interval.sec, t->it_interval.nsec);
 	}
+	if (t->pending != 0 && t->pending != 1) {
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): pending %" PRId32 " is not 0 or 1 "
+				   "(a timer has one signal of its own to queue)", what, i, id, t->pending);
+	}
+	if (t->pending && t->sigev_notify == PTIMER_SIGEV_NONE) {
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): pending expiry on a SIGEV_NONE "
+				   "timer, which never queues a signal", what, i, id);
+	}
+	if (t->pending_overrun < 0) {
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): pending_overrun %" PRId32
+				   " is negative", what, i, id, t->pending_overrun);
+	}
 	if (t->overrun < 0) {
 		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): overrun %" PRId32
 				   " is negative", what, i, id, t->overrun);

@@ -22,8 +22,10 @@ DEPS=${DEPS:-all}
 # gcc, protoc-c and the libraries the sources include
 pkgs_build() {
 	echo gcc make binutils protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev libnl-3-dev
-	# Debian 13 and later ship compel as libcompel-dev; Debian 12 only inside criu.
+	# Debian 13 and later ship compel as libcompel-dev and criu-plugin.h as
+	# libcriu-dev; Debian 12 has both only inside criu.
 	if available libcompel-dev; then echo libcompel-dev; else echo criu; fi
+	if available libcriu-dev; then echo libcriu-dev; fi
 }
 
 # `make check`: clang for the sanitizer build and libFuzzer (libclang-rt-N-dev,
