@@ -17,9 +17,14 @@
  * dumped, so that a restore without it fails ("Missing required plugin")
  * instead of silently dropping timers.
  *
- * PTIMER_CRIU_MODE=native (environment of criu dump) leaves timers to criu
- * (4.2+ restores exact IDs itself): the plugin then only writes its image
- * and, at restore, verifies what criu made.
+ * Settings come from /etc/criu/ptimer.conf and criu's environment
+ * (plugin/conf.h).  criu-mode native (PTIMER_CRIU_MODE=native) leaves timers
+ * to criu (4.2+ restores exact IDs itself): the plugin then only writes its
+ * image and, at restore, verifies what criu made.
+ *
+ * Its errors and warnings carry criu's own tags, "Error (FILE:LINE): " and
+ * "Warn  (FILE:LINE): " (criu's pr_err/pr_warn), so that what greps criu's
+ * log for them (zdtm, runtimes, people) finds them.
  */
 #include <errno.h>
 #include <signal.h>
@@ -33,6 +38,7 @@
 #include <criu/criu-plugin.h>
 
 #include "core/ptimer.h"
+#include "plugin/conf.h"
 #include "restorer/host/inject.h"
 
 #define PLUGIN_NAME "ptimer"
@@ -46,16 +52,27 @@ extern bool check_and_remove_inventory_plugin(const char *name, size_t n) __attr
 /* criu/include/log.h levels */
 enum { CRIU_LOG_ERROR = 1, CRIU_LOG_WARN = 2, CRIU_LOG_INFO = 3, CRIU_LOG_DEBUG = 4 };
 
-static enum ptimer_criu_mode dump_mode = PTIMER_CRIU_TAKEOVER;
+static struct ptimer_plugin_conf conf = { .criu_mode = PTIMER_CRIU_TAKEOVER };
 static pid_t *dumped_vpids;
 static size_t n_dumped;
 static bool in_inventory __attribute__((unused));
 
-static void criu_log(int level, const char *msg)
+static void criu_log(int level, const char *where, const char *msg)
 {
-	static const unsigned int map[] = { CRIU_LOG_ERROR, CRIU_LOG_WARN, CRIU_LOG_INFO, CRIU_LOG_DEBUG };
-
-	print_on_level(map[level], "%s: %s%s\n", PLUGIN_NAME, level == PTIMER_LOG_ERROR ? "Error: " : "", msg);
+	switch (level) {
+	case PTIMER_LOG_ERROR:
+		print_on_level(CRIU_LOG_ERROR, "Error (%s): " PLUGIN_NAME ": %s\n", where, msg);
+		break;
+	case PTIMER_LOG_WARN:
+		print_on_level(CRIU_LOG_WARN, "Warn  (%s): " PLUGIN_NAME ": %s\n", where, msg);
+		break;
+	case PTIMER_LOG_INFO:
+		print_on_level(CRIU_LOG_INFO, PLUGIN_NAME ": %s\n", msg);
+		break;
+	default:
+		print_on_level(CRIU_LOG_DEBUG, PLUGIN_NAME ": %s\n", msg);
+		break;
+	}
 }
 
 /* criu_get_image_dir() is an fd; our file API wants a path. */
@@ -66,17 +83,23 @@ static void image_dir(char *buf, size_t len)
 
 static int ptimer_plugin_init(int stage)
 {
-	const char *m = getenv("PTIMER_CRIU_MODE");
+	struct ptimer_err err;
 
 	ptimer_log_fn = criu_log;
 	ptimer_verbosity = PTIMER_LOG_DEBUG;
 	ptimer_compel_log_owned = false;	/* criu's compel log stays criu's */
-	if (m && !strcmp(m, "native"))
-		dump_mode = PTIMER_CRIU_NATIVE;
-	else if (m && *m && strcmp(m, "takeover")) {
-		ptimer_log(PTIMER_LOG_ERROR, "PTIMER_CRIU_MODE=%s: expected takeover or native", m);
+	if (ptimer_plugin_conf_load(&conf, NULL, &err)) {
+		ptimer_log(PTIMER_LOG_ERROR, "%s", err.msg);
 		return -1;
 	}
+	ptimer_log(PTIMER_LOG_INFO, "settings (%s, then the environment): criu-mode %s, strict %s, "
+		   "restore-mode %s, rseq-slice %s",
+		   conf.path[0] ? conf.path : "no settings file",
+		   conf.criu_mode == PTIMER_CRIU_NATIVE ? "native" : "takeover", conf.strict ? "yes" : "no",
+		   conf.restore_mode == PTIMER_RESTORE_EXACT ? "exact" :
+		   conf.restore_mode == PTIMER_RESTORE_LINEAR ? "linear" : "auto",
+		   conf.rseq_slice == PTIMER_RSEQ_SLICE_REQUIRE ? "require" :
+		   conf.rseq_slice == PTIMER_RSEQ_SLICE_OFF ? "off" : "auto");
 #ifndef PTIMER_HAVE_CHECKPOINT_DEVICES
 	if (stage == CR_PLUGIN_STAGE__DUMP) {
 		ptimer_log(PTIMER_LOG_ERROR, "built against a criu-plugin.h without the CHECKPOINT_DEVICES "
@@ -104,7 +127,7 @@ static int __attribute__((unused)) remember_vpid(pid_t vpid)
 #ifdef PTIMER_HAVE_CHECKPOINT_DEVICES
 static int ptimer_plugin_checkpoint(int pid)
 {
-	struct ptimer_dump_opts o = { .strict = getenv("PTIMER_STRICT") != NULL };
+	struct ptimer_dump_opts o = { .strict = conf.strict };
 	struct ptimer_image img;
 	struct ptimer_task t;
 	struct ptimer_err err;
@@ -118,7 +141,7 @@ static int ptimer_plugin_checkpoint(int pid)
 	ptimer_task_release(&t);
 	if (ret)
 		goto fail;
-	img.criu_mode = dump_mode;
+	img.criu_mode = conf.criu_mode;
 	image_dir(dir, sizeof(dir));
 	ptimer_image_path(path, sizeof(path), dir, img.pid);
 	ret = ptimer_image_write(path, &img, &err);
@@ -127,15 +150,15 @@ static int ptimer_plugin_checkpoint(int pid)
 	if (!ret)
 		ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): %u POSIX timers saved to ptimers-%d.img (%s)",
 			   pid, img.pid, img.n_timers, img.pid,
-			   dump_mode == PTIMER_CRIU_NATIVE ? "criu restores them, ptimer verifies"
+			   conf.criu_mode == PTIMER_CRIU_NATIVE ? "criu restores them, ptimer verifies"
 							   : "ptimer restores them");
 	ptimer_image_free(&img);
 	if (ret)
 		goto fail;
-	if (dump_mode == PTIMER_CRIU_TAKEOVER && !in_inventory) {
+	if (conf.criu_mode == PTIMER_CRIU_TAKEOVER && !in_inventory) {
 		if (!add_inventory_plugin || add_inventory_plugin(PLUGIN_NAME)) {
 			ptimer_log(PTIMER_LOG_ERROR, "cannot record the plugin in criu's inventory (this criu "
-				   "has no add_inventory_plugin: use criu 4.0 or later, or PTIMER_CRIU_MODE=native)");
+				   "has no add_inventory_plugin: use criu 4.0 or later, or criu-mode native)");
 			return -1;
 		}
 		in_inventory = true;
@@ -179,7 +202,7 @@ static void strip_core_images(void)
 
 static void ptimer_plugin_exit(int stage, int ret)
 {
-	if (stage == CR_PLUGIN_STAGE__DUMP && ret == 0 && dump_mode == PTIMER_CRIU_TAKEOVER)
+	if (stage == CR_PLUGIN_STAGE__DUMP && ret == 0 && conf.criu_mode == PTIMER_CRIU_TAKEOVER)
 		strip_core_images();
 	free(dumped_vpids);
 	dumped_vpids = NULL;
@@ -188,14 +211,12 @@ static void ptimer_plugin_exit(int stage, int ret)
 
 static int ptimer_plugin_resume_late(int pid)
 {
-	struct ptimer_restore_opts o = { 0 };
+	struct ptimer_restore_opts o = { .mode = conf.restore_mode, .rseq_slice = conf.rseq_slice };
 	struct ptimer_restore_stats st;
 	struct ptimer_image img;
 	struct ptimer_task t;
 	struct ptimer_err err;
 	char dir[64], path[4096];
-	const char *m = getenv("PTIMER_RESTORE_MODE");
-	const char *rs = getenv("PTIMER_RSEQ_SLICE");
 	pid_t vpid = ptimer_proc_nspid(pid, pid);
 	int ret;
 
@@ -211,15 +232,6 @@ static int ptimer_plugin_resume_late(int pid)
 		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): no ptimers-%d.img, nothing to do", pid, vpid, vpid);
 		return 0;
 	}
-	if (rs && ptimer_slice_rseq_slice_parse(rs, &o.rseq_slice)) {
-		ptimer_log(PTIMER_LOG_ERROR, "PTIMER_RSEQ_SLICE=%s: expected auto, require or off", rs);
-		kill(pid, SIGKILL);
-		return -1;
-	}
-	if (m && !strcmp(m, "linear"))
-		o.mode = PTIMER_RESTORE_LINEAR;
-	else if (m && !strcmp(m, "exact"))
-		o.mode = PTIMER_RESTORE_EXACT;
 	ret = ptimer_image_read(path, &img, &err);
 	if (ret)
 		goto fail;

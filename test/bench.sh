@@ -15,7 +15,9 @@
 #       timers 100,000 apart) with criu 4.1.1 alone, 4.1.1 + the plugin,
 #       4.2.1 alone, 4.2.1 + the plugin (medians of 3; a run over 20 s is
 #       not repeated); goal (4.1.1 + plugin) / (4.2.1 alone) <= 1.2.
-#       PTIMER_SKIP_CRIU=1 leaves it out.
+#       PTIMER_SKIP_CRIU=1 leaves it out, and (f) too.
+#   (f) containers (test/containers/bench.sh): runc checkpoint and restore
+#       with and without the plugin, criu 4.1.1 and 4.2.1, as ratios.
 # Takes about a minute and a half, plus (e): up to 5 minutes (plus about 3
 # the first time, to build the roots).  Needs root.
 
@@ -189,3 +191,7 @@ if [ -n "$fault" ]; then
 	echo "    timer_settime each), with the plugin criu has no timers and ptimer arms them untraced."
 	echo "    4.1.1's create/delete loop runs before that stage and is not traced."
 fi
+
+# ---- (f) containers: runc checkpoint/restore, alone / with the plugin ---------------
+[ -n "${PTIMER_SKIP_CONTAINERS:-}" ] && { echo "(f) containers: skipped (PTIMER_SKIP_CONTAINERS is set)"; exit 0; }
+bash "$HERE/containers/bench.sh"

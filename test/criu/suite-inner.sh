@@ -229,11 +229,48 @@ fi
 # dumps it as SIGEV_NONE with a warning and the restore succeeds.
 case_exited() {
 	scenario exited exited plain || return
-	if grep -q 'ptimer: .*which is gone; dumping it as SIGEV_NONE' "$W/exited.img/dump.log"; then
-		pass "exited/dump-warns"
+	# criu's own warning tag: "Warn  (FILE:LINE): " (criu's pr_warn)
+	if grep -qE 'Warn  \([a-z_/]+\.c:[0-9]+\): ptimer: .*which is gone; dumping it as SIGEV_NONE' "$W/exited.img/dump.log"; then
+		pass "exited/dump-warns: $(grep -oE 'Warn  \([^)]*\): ptimer: process [0-9]+: timer' "$W/exited.img/dump.log" | head -n1)"
 	else
-		fail "exited/dump-warns" "no 'ptimer: ... which is gone; dumping it as SIGEV_NONE' in dump.log: $(logtail "$W/exited.img/dump.log")"
+		fail "exited/dump-warns" "no 'Warn  (FILE:LINE): ptimer: ... which is gone; dumping it as SIGEV_NONE' in dump.log: $(logtail "$W/exited.img/dump.log")"
 	fi
+}
+# The plugin's settings file (plugin/conf.h), named by PTIMER_CONFIG so that
+# the root's /etc/criu stays untouched: strict from the file refuses the
+# exited-thread timer; the environment overrides the file; a bad value is
+# one tagged error line and a failed dump that leaves the process running.
+case_conf() {
+	local rc n line
+	printf '# test\nstrict = yes\n' >"$W/strict.conf"
+	printf 'criu-mode = takeover\nstrict = maybe\n' >"$W/bad.conf"
+	start conf-strict criu exited plain || return
+	rm -rf "$D.img"; mkdir -p "$D.img"
+	PTIMER_CONFIG=$W/strict.conf timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$PID" -D "$D.img" \
+		-v4 -o dump.log --libdir "$LIBDIR" >/dev/null 2>&1
+	rc=$?
+	if [ "$rc" -ne 0 ] && grep -qE 'Error \([a-z_/]+\.c:[0-9]+\): ptimer: .*(gone|exited)' "$D.img/dump.log" && ! gone "$PID"; then
+		pass "conf/strict-from-file: dump refused: $(grep -oE 'Error \([^)]*\): ptimer: .*' "$D.img/dump.log" | head -n1 | cut -c1-110)"
+	else
+		fail "conf/strict-from-file" "criu dump exit $rc, process $(gone "$PID" && echo gone || echo running): $(logtail "$D.img/dump.log")"
+	fi
+	rm -rf "$D.img"; mkdir -p "$D.img"
+	PTIMER_CONFIG=$W/bad.conf timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$PID" -D "$D.img" \
+		-v4 -o dump.log --libdir "$LIBDIR" >/dev/null 2>&1
+	rc=$?
+	n=$(grep -c 'ptimer: ' "$D.img/dump.log")
+	line=$(grep -F "strict = 'maybe': expected yes or no" "$D.img/dump.log")
+	if [ "$rc" -ne 0 ] && [ "$(printf '%s\n' "$line" | grep -c .)" = 1 ] &&
+		printf '%s' "$line" | grep -qE "Error \([a-z_/]+\.c:[0-9]+\): ptimer: $W/bad.conf:2: strict" &&
+		! ls "$D.img"/ptimers-*.img >/dev/null 2>&1 && ! gone "$PID"; then
+		pass "conf/bad-value: dump fails: $(printf '%s' "$line" | grep -oE 'Error \(.*' | cut -c1-120)"
+	else
+		fail "conf/bad-value" "criu dump exit $rc, $n ptimer lines, process $(gone "$PID" && echo gone || echo running): $(logtail "$D.img/dump.log")"
+	fi
+	if PTIMER_CONFIG=$W/strict.conf dump conf-env-over-file "$D.img" PTIMER_STRICT=no -- --libdir "$LIBDIR"; then
+		pass "conf/env-over-file: PTIMER_STRICT=no over 'strict = yes': dump done"
+	fi
+	kill_wait "$PID"
 }
 # The same with criu alone: noted, not counted (criu's failure, not ours).
 case_exited_alone() {
@@ -364,6 +401,7 @@ run_cases prepare \
 	scenario:threads-pidns:threads:pidns \
 	scenario:mix-pidns:mix:pidns \
 	case_exited \
+	case_conf \
 	case_exited_alone \
 	case_no_plugin \
 	scenario:native-stride:stride:plain:PTIMER_CRIU_MODE=native \
