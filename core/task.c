@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/ptimer.h"
+#include "restorer/host/inject.h"
 
 #define SEIZE_PASSES	64	/* new threads keep appearing: give up after this */
 #define STOP_WAITS	16	/* signal-delivery stops before our interrupt stop */
@@ -348,6 +349,9 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 		ret = task_fill_vtids(t, err);
 	if (!ret)
 		ret = task_pick_runner(t, err);
+	/* what a ptimer that was killed left in the process goes first */
+	if (!ret)
+		ret = ptimer_blob_sweep(ptimer_task_runner(t), err);
 	if (ret)
 		ptimer_task_release(t);
 	return ret;

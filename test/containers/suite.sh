@@ -89,7 +89,7 @@ for s in "${suites[@]}"; do
 	out=$TMP/$s.out
 	# one run at a time in a root: its containers, cgroups and work
 	# directory have fixed names
-	exec 8>"$root.run.lock"
+	exec 8>"$(dirname "$root")/.$(basename "$root").run.lock"
 	flock 8
 	timeout -s KILL "$TIMEOUT" "$top/test/criu/enter.sh" "$root" --pidns --pts --sys \
 		--ro-bind "$TMP/src.tar:/ptimer-src.tar" --ro-bind "$TMP/scripts:/ptimer-ct" \
