@@ -186,6 +186,14 @@ collect() {
 	tally "$st/criu.result"
 }
 
+# restored RT NAME BUNDLE: the restore command has exited, or criu finished
+# and the container runs
+restored() {
+	[ -e "$3/restore.rc" ] && return 0
+	grep -q 'Restore finished successfully' "$3/rwork/restore.log" 2>/dev/null &&
+		"$1" state "$2" 2>/dev/null | grep -q '"status": *"running"'
+}
+
 # oci_case RT: run, checkpoint, restore, compare, verify under runc or crun.
 oci_case() {
 	local rt=$1 name=$1 b=$W/$1 pid t0 rc
@@ -211,9 +219,14 @@ oci_case() {
 	fi
 	pass "$name/checkpoint ($(secs "$t0") s): $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers saved' "$b/work/dump.log" | head -n1)"
 	t0=$EPOCHREALTIME
-	: | timeout "$TO" "$rt" restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" "$name" \
-		> >(cat >>"$b/stdio.out") 2> >(cat >"$b/restore.err")
-	rc=$?
+	# in the background: crun 1.28 keeps `restore -d` in the foreground
+	# until the container exits (crun 1.21 and runc return); done is
+	# criu's "Restore finished" with the container running, or the exit
+	rm -f "$b/restore.rc"
+	( : | timeout "$TO" "$rt" restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" "$name" \
+		> >(cat >>"$b/stdio.out") 2> >(cat >"$b/restore.err"); echo $? >"$b/restore.rc" ) &
+	wait_until $((TO * 10)) restored "$rt" "$name" "$b"
+	rc=$(cat "$b/restore.rc" 2>/dev/null || echo 0)
 	if [ "$rc" -ne 0 ]; then
 		fail "$name/restore" "$rt restore exit $rc: $(oneline "$b/restore.err") $(logtail "$b/rwork/restore.log")"
 		"$rt" delete -f "$name" >/dev/null 2>&1
