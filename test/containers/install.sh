@@ -88,10 +88,15 @@ inroot() {
 	d=$TMP/$s-$c
 	mkdir -p "$d/upper" "$d/work" "$d/merged" "$APTCACHE/$s/partial"
 	mount -t overlay overlay -o "lowerdir=$root,upperdir=$d/upper,workdir=$d/work" "$d/merged" || return 98
+	# the package cache is shared: one case of a suite at a time, also
+	# across concurrent runs (apt locks it and fails at once otherwise)
+	exec 7>"$APTCACHE/.$s.lock"
+	flock 7
 	timeout -s KILL "$TO" "$enter" "$d/merged" --env DEBIAN_FRONTEND=noninteractive \
 		--bind "$APTCACHE/$s:/var/cache/apt/archives" --ro-bind "$TMP:/t" --ro-bind "$DEBDIR:/debs" -- \
 		sh -c "$cmd" >"$d/out" 2>&1
 	local rc=$?
+	exec 7>&-
 	umount -l "$d/merged"
 	return $rc
 }
