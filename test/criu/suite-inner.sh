@@ -361,6 +361,66 @@ case_no_plugin() {
 	fi
 }
 
+# A timer-holding process tree in a user namespace of its own, root inside
+# mapped to host uid 100000 (how container runtimes run it): the tree root
+# is a shell, its two children hold timers (mix: one process; threads: two
+# threads).  criu dumps the user namespace with the tree; every image the
+# plugin writes or rewrites must have criu's own mode and owner (compared
+# with criu's inventory.img), because at restore the restored init, host uid
+# 100000, opens its children's core images.  The restore itself needs the
+# tree in pid and mount namespaces of its own too (criu mounts a proc for
+# the user namespace's pid namespace): test/criu/zdtm.sh restores such
+# trees, zdtm's uns flavor, with the plugin.
+userns_tree() {
+	local name=userns-tree img c init bad="" f ref upid n
+	D=$W/$name img=$W/$name.img
+	rm -rf "$D" "$img"
+	mkdir -p "$D/a" "$D/b"
+	: >"$D/init.out"
+	chown -R 100000:100000 "$D"
+	( cd / && exec unshare --user --map-users=0:100000:65536 --map-groups=0:100000:65536 \
+		--setuid 0 --setgid 0 setsid \
+		sh -c '"$0" criu mix "$1/a" "$2/a" & "$0" criu threads "$1/b" "$2/b" & wait' "$ZT" "$D" "$P/$name" \
+		>>"$D/init.out" 2>&1 </dev/null ) &
+	upid=$!
+	disown "$upid"
+	for c in a b; do
+		if ! wait_until 600 test -e "$D/$c/criu.ready"; then
+			fail "$name/start" "child $c did not get ready: $(oneline "$D/$c/criu.out") $(oneline "$D/init.out")"
+			kill -KILL "$upid"
+			return 1
+		fi
+	done
+	init=$upid
+	if [ "$(awk '/^Uid:/ { print $2 }' "/proc/$init/status")" != 100000 ] ||
+		[ "$(readlink "/proc/$init/ns/user")" = "$(readlink /proc/self/ns/user)" ]; then
+		fail "$name/start" "init $init is not in a user namespace of its own as host uid 100000: $(grep -E '^Uid:' "/proc/$init/status" | tr '\n\t' '  ')"
+		kill -KILL "$upid"
+		return 1
+	fi
+	PID=$init
+	dump "$name" "$img" -- --libdir "$LIBDIR" || { kill_wait "$init"; return 1; }
+	# every image as criu makes its own (inventory.img: criu's, untouched)
+	ref=$(stat -c '%a %u:%g' "$img/inventory.img")
+	n=0
+	for f in "$img"/core-*.img "$img"/ptimers-*.img; do
+		n=$((n + 1))
+		[ "$(stat -c '%a %u:%g' "$f")" = "$ref" ] || bad="$bad $(basename "$f") $(stat -c '%a %u:%g' "$f")"
+	done
+	if [ -n "$bad" ]; then
+		fail "$name/image-modes" "criu's inventory.img is $ref, but:$bad"
+	else
+		pass "$name/image-modes: core and ptimers images are $ref like criu's inventory.img ($n files)"
+	fi
+	n=$(grep -c 'ptimer: task .*POSIX timers saved' "$img/dump.log")
+	if [ "$n" -eq 3 ]; then
+		pass "$name/plugin-dumped: the init and both children"
+	else
+		fail "$name/plugin-dumped" "$n 'ptimer: task ... POSIX timers saved' lines in dump.log, want 3: $(logtail "$img/dump.log")"
+	fi
+}
+userns_tree
+
 # The stripped core image: one idle process (zdtm_timers setup SCENARIO:
 # every thread sleeps in pause(); the scenario has no timer that fires, so
 # no signal turns up pending in one dump and not the other) dumped three
