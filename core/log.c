@@ -24,10 +24,10 @@ void ptimer_log_at(int level, const char *file, int line, const char *fmt, ...)
 }
 
 /* The host loader's messages name no place of the core. */
-static void log_blob(const char *msg)
+static void log_blob(int level, const char *msg)
 {
-	if (PTIMER_LOG_ERROR <= ptimer_verbosity && ptimer_log_fn)
-		ptimer_log_fn(PTIMER_LOG_ERROR, "restorer/host/inject.c", msg);
+	if (level <= ptimer_verbosity && ptimer_log_fn)
+		ptimer_log_fn(level, "restorer/host/inject.c", msg);
 }
 
 void ptimer_log_set(void (*fn)(int level, const char *where, const char *msg))

@@ -20,6 +20,7 @@
 #include "core/caps.h"
 #include "core/log.h"
 #include "core/proc_timers.h"
+#include "restorer/host/inject.h"
 
 #define SEIZE_PASSES	64	/* new threads keep appearing: give up after this */
 #define STOP_WAITS	16	/* signal-delivery stops before our interrupt stop */
@@ -176,6 +177,27 @@ static bool leader_exited(pid_t pid)
 	return st == 'Z' || st == 'X';
 }
 
+#define LEADER_EXIT_WAITS	200	/* 1 ms each */
+
+/* The leader is exiting (PF_EXITING): true once it is a zombie while
+ * another thread of the process lives on; false when the whole process
+ * goes, or it stays exiting for LEADER_EXIT_WAITS ms. */
+static bool leader_becomes_zombie(pid_t pid)
+{
+	for (int i = 0; i < LEADER_EXIT_WAITS && thread_exiting(pid, pid); i++) {
+		if (leader_exited(pid)) {
+			pid_t *tids;
+			int n = ptimer_proc_threads(pid, &tids);
+
+			if (n > 0)
+				free(tids);
+			return n > 1;
+		}
+		usleep(1000);
+	}
+	return false;
+}
+
 /* Threads of pid that have not exited (state other than Z and X). */
 static int live_threads(pid_t pid)
 {
@@ -231,8 +253,18 @@ static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, s
 			int e = errno;
 
 			/* exited meanwhile, or exiting: EPERM from ptrace_attach() */
-			if ((e == ESRCH || (e == EPERM && thread_exiting(pid, tids[i]))) && tids[i] != pid)
+			if ((e == ESRCH || (e == EPERM && thread_exiting(pid, tids[i]))) && tids[i] != pid) {
+				ptimer_log(PTIMER_LOG_DEBUG, "thread %d of process %d exited or is exiting (seize: "
+					   "%s): skipped", tids[i], pid, strerror(e));
 				continue;
+			}
+			/* a leader in pthread_exit() turns zombie in a moment: wait
+			 * for that (its threads live on), at most LEADER_EXIT_WAITS ms */
+			if (e == EPERM && leader_becomes_zombie(pid)) {
+				if (task_add(t, tids[i]) < 0)
+					ret = ptimer_errf(err, ENOMEM, "out of memory");
+				continue;
+			}
 			if (e == EPERM && thread_exiting(pid, tids[i]))
 				ret = ptimer_errf(err, ESRCH, "cannot attach to process %d: its thread group leader "
 						  "is exiting", pid);
@@ -266,14 +298,19 @@ static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, s
 	return ret;
 }
 
-/* After the thread list (ret: its result): own-namespace tids and the
- * thread code runs in; on any failure t is released. */
-static int task_finish(struct ptimer_task *t, int ret, struct ptimer_err *err)
+/*
+ * After the thread list (ret: its result): own-namespace tids and the
+ * thread code runs in; with sweep, what a ptimer that was killed left in
+ * the process goes first.  On any failure t is released.
+ */
+static int task_finish(struct ptimer_task *t, int ret, bool sweep, struct ptimer_err *err)
 {
 	if (!ret)
 		ret = task_fill_vtids(t, err);
 	if (!ret)
 		ret = task_pick_runner(t, err);
+	if (!ret && sweep)
+		ret = ptimer_blob_sweep(ptimer_task_runner(t), err);
 	if (ret)
 		ptimer_task_release(t);
 	return ret;
@@ -311,7 +348,7 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 		ret = ptimer_errf(err, EAGAIN, "process %d keeps creating threads; cannot stop them all", pid);
 	if (!ret && (t->n_threads == 0 || t->tids[0] != pid))
 		ret = ptimer_errf(err, ESRCH, "thread group leader %d is gone", pid);
-	return task_finish(t, ret, err);
+	return task_finish(t, ret, true, err);
 }
 
 int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
@@ -322,7 +359,7 @@ int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	ret = task_list(t, pid, false, &grew, err);
-	return task_finish(t, ret, err);
+	return task_finish(t, ret, false, err);
 }
 
 int ptimer_task_release(struct ptimer_task *t)

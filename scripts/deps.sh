@@ -21,7 +21,7 @@ DEPS=${DEPS:-all}
 
 # gcc, protoc-c and the libraries the sources include
 pkgs_build() {
-	echo gcc make binutils protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev libnl-3-dev
+	echo gcc libc6-dev make binutils protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev libnl-3-dev
 	# Debian 13 and later ship compel as libcompel-dev and criu-plugin.h as
 	# libcriu-dev; Debian 12 has both only inside criu.
 	if available libcompel-dev; then echo libcompel-dev; else echo criu; fi

@@ -47,7 +47,7 @@ mkdir -p "$SRC" "$W"
 build() {
 	cd "$SRC" && tar xf "$tarball" &&
 		make deps DEPS=build && make -j2 && make install DESTDIR=/inst PREFIX=/usr &&
-		make -j2 build/test/zdtm_timers
+		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/rseq_cs_loop
 }
 
 # prepare: build and install (PASS lines in check mode; FAIL and exit when
@@ -285,6 +285,43 @@ case_exited_alone() {
 	fi
 }
 
+# rseq-critical-section inside criu: the leader loops in its own rseq
+# critical section (test/e2e/rseq_cs_loop.c); the plugin runs its code in
+# that thread at dump (CHECKPOINT_DEVICES) and at restore
+# (RESUME_DEVICES_LATE).  Its counters live in its memory and go through the
+# checkpoint: "lost" must stay 0, "aborts" grow after the restore.
+case_rseq() {
+	local d=$W/rseq img=$W/rseq.img lost aborts0 aborts
+	rm -rf "$d" "$img"
+	mkdir -p "$d"
+	setsid "$SRC/build/test/rseq_cs_loop" main "$d" >"$d/out" 2>&1 </dev/null &
+	PID=$!
+	disown "$PID"
+	if ! wait_until 100 test -e "$d/ready"; then
+		grep -q '^SKIP' "$d/out" && { skip rseq "$(oneline "$d/out")"; return 0; }
+		fail rseq/start "rseq_cs_loop did not get ready: $(oneline "$d/out")"
+		return 1
+	fi
+	dump rseq "$img" -- --libdir "$LIBDIR" || { kill_wait "$PID"; return 1; }
+	restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
+	if [ "$RC" -ne 0 ]; then
+		fail rseq/restore "criu restore exit $RC: $(logtail "$img/restore.log")"
+		return 1
+	fi
+	grep -q 'ptimer: .*POSIX timers restored' "$img/restore.log" ||
+		fail rseq/plugin-restored "no 'ptimer: ... POSIX timers restored' in restore.log"
+	aborts0=$(tr -s ' ' <"$d/counts" | awk '{ print $2 }')
+	sleep 0.5
+	read -r _ aborts _ lost _ < <(tr -s ' ' <"$d/counts")
+	if [ "${lost:-x}" = 0 ]; then
+		pass "rseq/lost-aborts-0 (aborts $aborts0 -> $aborts)"
+	else
+		fail rseq/lost-aborts-0 "the looping thread found rseq_cs cleared inside its section ${lost:-?} times after criu dump + restore with the plugin"
+	fi
+	check rseq/runs-after-restore "aborts did not grow after the restore ($aborts0 -> $aborts)" test "${aborts:-0}" -gt "${aborts0:-0}"
+	kill_wait "$RPID"
+}
+
 # Images made with the plugin, restored without it: criu must refuse
 # ("Missing required plugin", from the plugin's mark in inventory.img).
 # criu checks the mark only when it has a plugin directory: --libdir (here an
@@ -323,6 +360,66 @@ case_no_plugin() {
 		skip "no-plugin-restore/no-plugin-dir" "criu $CRIU_VERSION with no plugin directory skips its inventory check (criu/plugin.c cr_plugin_init), restore exit $RC; install the plugin into /usr/lib/criu so that criu always has one"
 	fi
 }
+
+# A timer-holding process tree in a user namespace of its own, root inside
+# mapped to host uid 100000 (how container runtimes run it): the tree root
+# is a shell, its two children hold timers (mix: one process; threads: two
+# threads).  criu dumps the user namespace with the tree; every image the
+# plugin writes or rewrites must have criu's own mode and owner (compared
+# with criu's inventory.img), because at restore the restored init, host uid
+# 100000, opens its children's core images.  The restore itself needs the
+# tree in pid and mount namespaces of its own too (criu mounts a proc for
+# the user namespace's pid namespace): test/criu/zdtm.sh restores such
+# trees, zdtm's uns flavor, with the plugin.
+userns_tree() {
+	local name=userns-tree img c init bad="" f ref upid n
+	D=$W/$name img=$W/$name.img
+	rm -rf "$D" "$img"
+	mkdir -p "$D/a" "$D/b"
+	: >"$D/init.out"
+	chown -R 100000:100000 "$D"
+	( cd / && exec unshare --user --map-users=0:100000:65536 --map-groups=0:100000:65536 \
+		--setuid 0 --setgid 0 setsid \
+		sh -c '"$0" criu mix "$1/a" "$2/a" & "$0" criu threads "$1/b" "$2/b" & wait' "$ZT" "$D" "$P/$name" \
+		>>"$D/init.out" 2>&1 </dev/null ) &
+	upid=$!
+	disown "$upid"
+	for c in a b; do
+		if ! wait_until 600 test -e "$D/$c/criu.ready"; then
+			fail "$name/start" "child $c did not get ready: $(oneline "$D/$c/criu.out") $(oneline "$D/init.out")"
+			kill -KILL "$upid"
+			return 1
+		fi
+	done
+	init=$upid
+	if [ "$(awk '/^Uid:/ { print $2 }' "/proc/$init/status")" != 100000 ] ||
+		[ "$(readlink "/proc/$init/ns/user")" = "$(readlink /proc/self/ns/user)" ]; then
+		fail "$name/start" "init $init is not in a user namespace of its own as host uid 100000: $(grep -E '^Uid:' "/proc/$init/status" | tr '\n\t' '  ')"
+		kill -KILL "$upid"
+		return 1
+	fi
+	PID=$init
+	dump "$name" "$img" -- --libdir "$LIBDIR" || { kill_wait "$init"; return 1; }
+	# every image as criu makes its own (inventory.img: criu's, untouched)
+	ref=$(stat -c '%a %u:%g' "$img/inventory.img")
+	n=0
+	for f in "$img"/core-*.img "$img"/ptimers-*.img; do
+		n=$((n + 1))
+		[ "$(stat -c '%a %u:%g' "$f")" = "$ref" ] || bad="$bad $(basename "$f") $(stat -c '%a %u:%g' "$f")"
+	done
+	if [ -n "$bad" ]; then
+		fail "$name/image-modes" "criu's inventory.img is $ref, but:$bad"
+	else
+		pass "$name/image-modes: core and ptimers images are $ref like criu's inventory.img ($n files)"
+	fi
+	n=$(grep -c 'ptimer: task .*POSIX timers saved' "$img/dump.log")
+	if [ "$n" -eq 3 ]; then
+		pass "$name/plugin-dumped: the init and both children"
+	else
+		fail "$name/plugin-dumped" "$n 'ptimer: task ... POSIX timers saved' lines in dump.log, want 3: $(logtail "$img/dump.log")"
+	fi
+}
+userns_tree
 
 # The stripped core image: one idle process (zdtm_timers setup SCENARIO:
 # every thread sleeps in pause(); the scenario has no timer that fires, so
@@ -385,6 +482,50 @@ case_core_strip() {
 	crit_case cpuclocks	# two threads (two core images), CPU-clock timers
 }
 
+# Pending expiries (test/e2e/pending_timer.c, role criu): a one-shot and a
+# periodic timer that fired while their signals were blocked.  The plugin
+# records them (dump.log), criu dumps the queued siginfo and queues it again
+# itself, and the plugin must not add its own: the restored process takes the
+# one-shot's expiry exactly once.  DUMP-ENV as for scenario.
+case_pending() {  # NAME [DUMP-ENV]...
+	local name=$1 img job
+	shift
+	D=$W/$name
+	rm -rf "$D" "$D.img"
+	mkdir -p "$D"
+	setsid "$SRC/build/test/pending_timer" criu "$D" >"$D/criu.out" 2>&1 </dev/null &
+	job=$!
+	disown "$job"
+	if ! wait_ready "$D" criu "$job" 60; then
+		fail "$name/start" "pending_timer criu did not get ready: $(oneline "$D/criu.out")"
+		return 1
+	fi
+	PID=$(cat "$D/criu.pid")
+	img=$D.img
+	dump "$name" "$img" "$@" -- --libdir "$LIBDIR" || { kill_wait "$PID"; return 1; }
+	if [ "$(grep -c 'ptimer: .*recorded as a pending expiry' "$img/dump.log")" -eq 2 ]; then
+		pass "$name/plugin-records-2-pending"
+	else
+		fail "$name/plugin-records-2-pending" "$(grep -c 'recorded as a pending expiry' "$img/dump.log") 'recorded as a pending expiry' lines in dump.log: $(logtail "$img/dump.log")"
+	fi
+	restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
+	if [ "$RC" -ne 0 ]; then
+		fail "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
+		return 1
+	fi
+	pass "$name/restore (${RTIME} s)"
+	touch "$D/restored"
+	if ! wait_until 600 test -e "$D/criu.done"; then
+		fail "$name/verify" "the restored process wrote no criu.done: $(oneline "$D/criu.out")"
+		[ -n "$RPID" ] && kill_wait "$RPID"
+		return 1
+	fi
+	sed "s|pending-expiry/|$name/|" "$D/criu.result" | grep -E '^(PASS|FAIL|SKIP) '
+	tally "$D/criu.result"
+	[ -n "$RPID" ] && wait_until 100 gone "$RPID"
+	return 0
+}
+
 # The sparse sets, the mix of kinds, two threads, the same as pid 1 of its
 # own pid namespace (criu alone fails there: "Can't create posix timer"); a
 # timer of an exited thread; a plugin dump restored without the plugin;
@@ -403,6 +544,7 @@ run_cases prepare \
 	case_exited \
 	case_conf \
 	case_exited_alone \
+	case_rseq \
 	case_no_plugin \
 	scenario:native-stride:stride:plain:PTIMER_CRIU_MODE=native \
 	scenario:native-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=native \
@@ -410,5 +552,7 @@ run_cases prepare \
 	scenario:native-threads:threads:plain:PTIMER_CRIU_MODE=native \
 	scenario:fastperiodic:fastperiodic:plain \
 	scenario:native-fastperiodic:fastperiodic:plain:PTIMER_CRIU_MODE=native \
+	case_pending:pending \
+	case_pending:native-pending:PTIMER_CRIU_MODE=native \
 	case_core_strip
 totals "$suite"
