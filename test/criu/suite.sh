@@ -88,7 +88,9 @@ for s in "${suites[@]}"; do
 	echo "# criu-$s: $(sed -n 's/^criu=//p' "$root/.ptimer-root") in $root"
 	out=$TMP/$s.out
 	timeout -s KILL "$TIMEOUT" "$here/enter.sh" "$root" --pidns --pts \
-		--ro-bind "$TMP/src.tar:/ptimer-src.tar" --ro-bind "$TMP/criu-scripts:/ptimer-criu" -- \
+		--ro-bind "$TMP/src.tar:/ptimer-src.tar" --ro-bind "$TMP/criu-scripts:/ptimer-criu" \
+		${PTIMER_BENCH_RUNS:+--env PTIMER_BENCH_RUNS=$PTIMER_BENCH_RUNS} \
+		${PTIMER_BENCH_SETS:+--env "PTIMER_BENCH_SETS=$PTIMER_BENCH_SETS"} -- \
 		bash /ptimer-criu/suite-inner.sh "$s" /ptimer-src.tar /ptimer-criu "$what" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
