@@ -123,18 +123,18 @@ out:
 	return ret;
 }
 
-int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, struct ptimer_image *img,
-		     struct ptimer_err *err)
+/*
+ * What both dumps do to the timers: sort them, translate each notification
+ * (translate_notify), read the timing state inside t unless the caller has
+ * it already, and disarm the timers whose CPU clock is gone.  timers is
+ * freed on failure.
+ */
+static int dump_timers(struct ptimer_task *t, const struct ptimer_dump_opts *o, struct ptimer_timer *timers,
+		       uint32_t n, bool have_state, struct ptimer_err *err)
 {
-	struct ptimer_timer *timers = NULL;
-	bool *dead = NULL;
-	uint32_t n = 0;
-	int ret;
+	bool *dead;
+	int ret = 0;
 
-	memset(img, 0, sizeof(*img));
-	ret = ptimer_proc_read_timers(t->pid, &timers, &n, err);
-	if (ret)
-		return ret;
 	dead = calloc((size_t)n + 1, sizeof(*dead));
 	if (!dead)
 		ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
@@ -142,7 +142,7 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, st
 		qsort(timers, n, sizeof(*timers), cmp_timer_id);
 	for (uint32_t i = 0; i < n && !ret; i++)
 		ret = translate_notify(t, &timers[i], o && o->strict, &dead[i], err);
-	if (!ret && n)
+	if (!ret && n && !have_state)
 		ret = ptimer_read_timer_state(t, timers, n, err);
 	for (uint32_t i = 0; i < n && !ret; i++) {
 		if (dead[i]) {
@@ -152,10 +152,25 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, st
 		}
 	}
 	free(dead);
-	if (ret) {
+	if (ret)
 		free(timers);
+	return ret;
+}
+
+int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, struct ptimer_image *img,
+		     struct ptimer_err *err)
+{
+	struct ptimer_timer *timers = NULL;
+	uint32_t n = 0;
+	int ret;
+
+	memset(img, 0, sizeof(*img));
+	ret = ptimer_proc_read_timers(t->pid, &timers, &n, err);
+	if (ret)
 		return ret;
-	}
+	ret = dump_timers(t, o, timers, n, false, err);
+	if (ret)
+		return ret;
 	img->version = PTIMER_IMG_VERSION;
 	img->pid = t->vpid;
 	img->n_timers = n;
@@ -164,6 +179,34 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, st
 	if (ret)
 		ptimer_image_free(img);
 	return ret;
+}
+
+int ptimer_dump_task_given(struct ptimer_task *t, const struct ptimer_dump_opts *o, struct ptimer_timer *timers,
+			   uint32_t n, struct ptimer_image *img, struct ptimer_err *err)
+{
+	int ret;
+
+	/* translate_notify takes the host tids /proc shows */
+	for (uint32_t i = 0; i < n; i++) {
+		pid_t h;
+
+		if (!(timers[i].sigev_notify & PTIMER_SIGEV_THREAD_ID))
+			continue;
+		h = timers[i].notify_tid ? ptimer_task_host_tid(t, timers[i].notify_tid) : 0;
+		/* not a thread of t: left as it is, translate_notify finds it gone */
+		if (h)
+			timers[i].notify_tid = h;
+		else if (timers[i].notify_tid && ptimer_task_vtid(t, timers[i].notify_tid))
+			timers[i].notify_tid = -1;	/* a host tid equal to it is another thread */
+	}
+	ret = dump_timers(t, o, timers, n, true, err);
+	if (ret)
+		return ret;
+	img->version = PTIMER_IMG_VERSION;
+	img->pid = t->vpid;
+	img->n_timers = n;
+	img->timers = timers;
+	return 0;
 }
 
 int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, struct ptimer_err *err)
