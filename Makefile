@@ -119,6 +119,10 @@ $(B)/test/test_rseq: test/unit/test_rseq.c test/unit/simkernel.c restorer/algo.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DPTIMER_SIMKERNEL -o $@ test/unit/test_rseq.c test/unit/simkernel.c restorer/algo.c \
 		$(LIB_OBJS) $(LDLIBS)
+# The plugin's reading and editing of criu's core images (no criu needed).
+$(B)/test/test_criu_core: test/unit/test_criu_core.c $(B)/plugin/criu_core.o $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 $(B)/test/test_%: test/unit/test_%.c $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
