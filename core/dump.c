@@ -97,7 +97,7 @@ int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *ti
 	got = calloc(n, sizeof(*got));
 	if (!got)
 		return ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
-	ret = ptimer_blob_open(&b, t->tids[0], n, 0, err);
+	ret = ptimer_blob_open(&b, ptimer_task_runner(t), n, 0, err);
 	if (ret)
 		goto out;
 	ret = ptimer_blob_load(b, timers, NULL, err);
@@ -211,20 +211,22 @@ int ptimer_dump_task_given(struct ptimer_task *t, const struct ptimer_dump_opts 
 
 int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, struct ptimer_err *err)
 {
+	struct ptimer_procwatch_window win = { 0 };
 	struct ptimer_procwatch *w = NULL;
 	struct ptimer_image img;
 	struct ptimer_task t;
 	struct ptimer_err werr;
 	char path[4096];
 	pid_t *tids = NULL;
-	int ret, n_tids = 0;
+	int ret, n_tids = 0, left;
 
 	if (access(dir, W_OK | X_OK))
 		return ptimer_errf(err, errno, "image directory %s: %s; %s", dir, strerror(errno),
 				   errno == ENOENT ? "create it or pass another -D" : "pass a writable -D");
 	/*
-	 * From before the freeze to after the image is written: a dumped
-	 * thread that exits, or an exec, in that window makes the image stale.
+	 * The image is the process as it was while stopped: an exec from before
+	 * the seize to the release, or an exit of a dumped thread while it was
+	 * stopped, makes it stale.  What happens after the release does not.
 	 */
 	if (ptimer_procwatch_start(&w, pid, &werr))
 		ptimer_log(PTIMER_LOG_WARN, "%s; dumping without that check", werr.msg);
@@ -233,6 +235,7 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 		ptimer_procwatch_stop(w);
 		return ret;
 	}
+	win.exit_from_ns = ptimer_now_ns();
 	ret = ptimer_dump_task(&t, o, &img, err);
 	if (!ret && w) {
 		tids = malloc((size_t)t.n_threads * sizeof(*tids));
@@ -244,23 +247,25 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 			ptimer_image_free(&img);
 		}
 	}
-	ptimer_task_release(&t);
+	win.until_ns = ptimer_now_ns();
+	left = ptimer_task_release(&t);
+	if (!ret && left) {
+		ret = ptimer_errf(err, ESTALE, "process %d: %d of its threads left their stop (killed?) while it "
+				  "was being dumped; nothing written, dump again if it still runs", pid, left);
+		ptimer_image_free(&img);
+	}
 	if (ret) {
 		ptimer_procwatch_stop(w);
+		free(tids);
 		return ret;
 	}
 	ret = ptimer_image_path(path, sizeof(path), dir, img.pid);
 	if (ret)
 		ret = ptimer_errf(err, ret, "image path in %s is too long", dir);
 	if (!ret && w)
-		ret = ptimer_procwatch_check(w, tids, n_tids, err);
+		ret = ptimer_procwatch_check(w, tids, n_tids, &win, err);
 	if (!ret)
 		ret = ptimer_image_write(path, &img, err);
-	if (!ret && w) {
-		ret = ptimer_procwatch_check(w, tids, n_tids, err);
-		if (ret)
-			unlink(path);	/* written, but stale already */
-	}
 	if (!ret)
 		printf("dumped %u timers of process %d (pid %d in its namespace) to %s\n", img.n_timers, pid,
 		       img.pid, path);

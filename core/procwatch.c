@@ -62,7 +62,7 @@ static int send_op(struct nl_sock *sk, enum proc_cn_mcast_op op, uint32_t tag)
 	return nl_send_simple(sk, NLMSG_DONE, 0, buf, sizeof(cn) + sizeof(op));
 }
 
-static void record(struct ptimer_procwatch *w, uint32_t what, pid_t tid)
+static void record(struct ptimer_procwatch *w, uint32_t what, pid_t tid, uint64_t ns)
 {
 	if (w->n_ev == w->cap_ev) {
 		size_t cap = w->cap_ev ? 2 * w->cap_ev : 64;
@@ -77,6 +77,7 @@ static void record(struct ptimer_procwatch *w, uint32_t what, pid_t tid)
 	}
 	w->ev[w->n_ev].what = what;
 	w->ev[w->n_ev].tid = tid;
+	w->ev[w->n_ev].ns = ns;
 	w->n_ev++;
 }
 
@@ -106,9 +107,9 @@ static int on_msg(struct nl_msg *msg, void *arg)
 		return NL_SKIP;
 	}
 	if (pe.what == PROC_EVENT_EXEC && pe.event_data.exec.process_tgid == w->pid)
-		record(w, PTIMER_PROC_EXEC, pe.event_data.exec.process_pid);
+		record(w, PTIMER_PROC_EXEC, pe.event_data.exec.process_pid, pe.timestamp_ns);
 	else if (pe.what == PROC_EVENT_EXIT && pe.event_data.exit.process_tgid == w->pid)
-		record(w, PTIMER_PROC_EXIT, pe.event_data.exit.process_pid);
+		record(w, PTIMER_PROC_EXIT, pe.event_data.exit.process_pid, pe.timestamp_ns);
 	return NL_SKIP;
 }
 
@@ -202,20 +203,36 @@ int ptimer_procwatch_poll(struct ptimer_procwatch *w, const struct ptimer_proc_e
 	return w->lost ? -ENOBUFS : 0;
 }
 
-int ptimer_procwatch_check(struct ptimer_procwatch *w, const pid_t *tids, int n_tids, struct ptimer_err *err)
+/*
+ * Only events stamped inside the window count (proc_event.timestamp_ns is
+ * ktime_get_ns(), CLOCK_MONOTONIC like ptimer_now_ns(); drivers/connector/
+ * cn_proc.c): what a process does after it is released cannot make the
+ * image taken while it was stopped stale.
+ */
+static bool in_window(const struct ptimer_proc_event *ev, uint64_t from_ns, uint64_t to_ns)
 {
+	return ev->ns >= from_ns && (!to_ns || ev->ns <= to_ns);
+}
+
+int ptimer_procwatch_check(struct ptimer_procwatch *w, const pid_t *tids, int n_tids,
+			   const struct ptimer_procwatch_window *win, struct ptimer_err *err)
+{
+	static const struct ptimer_procwatch_window whole;
 	const struct ptimer_proc_event *ev;
 	size_t n;
 	int r = ptimer_procwatch_poll(w, &ev, &n);
 
+	if (!win)
+		win = &whole;
 	for (size_t i = 0; i < n; i++)
-		if (ev[i].what == PTIMER_PROC_EXEC)
+		if (ev[i].what == PTIMER_PROC_EXEC && in_window(&ev[i], 0, win->until_ns))
 			return ptimer_errf(err, ESTALE, "process %d called exec (thread %d) while it was being dumped: "
 					   "its timers are gone with the old program; nothing written, dump again",
 					   w->pid, ev[i].tid);
 	for (size_t i = 0; i < n; i++)
 		for (int j = 0; j < n_tids; j++)
-			if (ev[i].what == PTIMER_PROC_EXIT && ev[i].tid == tids[j])
+			if (ev[i].what == PTIMER_PROC_EXIT && ev[i].tid == tids[j] &&
+			    in_window(&ev[i], win->exit_from_ns, win->until_ns))
 				return ptimer_errf(err, ESTALE, "process %d: thread %d exited while the process was "
 						   "being dumped: the image would not match it (timers aimed at that "
 						   "thread); nothing written, dump again", w->pid, tids[j]);

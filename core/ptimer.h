@@ -81,14 +81,31 @@ struct ptimer_task {
 	pid_t *tids;		/* host tids, leader first */
 	pid_t *vtids;		/* the same, in the process's own namespace */
 	bool *seized;		/* tids[i] is attached by us */
+	int runner;		/* index of the thread code runs in: the first
+				   live one (the leader may have exited) */
+	bool stopped;		/* the process was in a group-stop (SIGSTOP,
+				   SIGTSTP, ...) when seized: it stays stopped */
 };
+
+/*
+ * ptimer_task_runner - the host tid of t's thread that ptimer runs code in:
+ * the leader, or when the leader has exited (pthread_exit() while other
+ * threads live: a zombie that holds the process's pid) the first live
+ * thread.  Timers belong to the process (kernel/time/posix-timers.c keeps
+ * them in signal_struct), so any of its threads can read and create them.
+ */
+pid_t ptimer_task_runner(const struct ptimer_task *t);
 
 /*
  * ptimer_task_seize - PTRACE_SEIZE + PTRACE_INTERRUPT every thread of pid
  * and wait until each is in a ptrace stop, listing /proc/PID/task again
  * until no new thread shows up (bounded).  Pending signals met on the way
  * are re-injected, so nothing is lost.  Source: ptrace(2) "PTRACE_SEIZE",
- * CRIU compel/src/lib/infect.c compel_stop_task().  On failure every thread
+ * CRIU compel/src/lib/infect.c compel_stop_task().  A leader that has
+ * exited while other threads live is listed but not attached (a zombie
+ * cannot be traced); a process in a group-stop is seized stopped
+ * (t->stopped) and goes back to its stop on release (ptrace(2) "group-stop";
+ * PTRACE_DETACH re-enters it).  On failure every thread
  * seized so far is released.  Returns 0 or -errno (EPERM: no ptrace
  * permission, ESRCH: gone), err set.
  */
@@ -140,8 +157,10 @@ int ptimer_yama_scope(void);
 int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err);
 
 /* ptimer_task_release - detach every thread we seized (the process runs on,
- * or stays stopped if it was); frees t's arrays.  Safe to call twice. */
-void ptimer_task_release(struct ptimer_task *t);
+ * or stays stopped if it was); frees t's arrays.  Safe to call twice.
+ * Returns how many seized threads had left their ptrace stop (PTRACE_DETACH
+ * ESRCH: killed while stopped), 0 normally. */
+int ptimer_task_release(struct ptimer_task *t);
 
 /* ptimer_task_vtid - the process's own-namespace id of host tid, or 0. */
 pid_t ptimer_task_vtid(const struct ptimer_task *t, pid_t host_tid);
@@ -155,6 +174,13 @@ enum { PTIMER_PROC_EXEC = 1, PTIMER_PROC_EXIT = 2 };
 struct ptimer_proc_event {
 	uint32_t what;		/* PTIMER_PROC_EXEC or PTIMER_PROC_EXIT */
 	pid_t tid;		/* the thread (host pid, initial pid namespace) */
+	uint64_t ns;		/* proc_event.timestamp_ns: CLOCK_MONOTONIC, ns */
+};
+
+/* Which events count (CLOCK_MONOTONIC ns, as ptimer_now_ns()). */
+struct ptimer_procwatch_window {
+	uint64_t exit_from_ns;	/* exits of the given tids from here on (0: since start) */
+	uint64_t until_ns;	/* exits and exec up to here (0: up to now) */
 };
 
 struct ptimer_procwatch;
@@ -179,12 +205,14 @@ int ptimer_procwatch_start(struct ptimer_procwatch **w, pid_t pid, struct ptimer
 int ptimer_procwatch_poll(struct ptimer_procwatch *w, const struct ptimer_proc_event **ev, size_t *n);
 
 /*
- * ptimer_procwatch_check - poll, then: -ESTALE if the process exec'ed, or
- * if one of tids[n_tids] (host tids: the threads that were dumped) exited,
- * since start; -ENOBUFS if events were lost; else 0.  err names the process
- * and the thread.
+ * ptimer_procwatch_check - poll, then: -ESTALE if the process exec'ed since
+ * start, or one of tids[n_tids] (host tids: the threads that were dumped)
+ * exited since win->exit_from_ns; events stamped after win->until_ns are
+ * ignored (win NULL: every event since start).  -ENOBUFS if events were
+ * lost; else 0.  err names the process and the thread.
  */
-int ptimer_procwatch_check(struct ptimer_procwatch *w, const pid_t *tids, int n_tids, struct ptimer_err *err);
+int ptimer_procwatch_check(struct ptimer_procwatch *w, const pid_t *tids, int n_tids,
+			   const struct ptimer_procwatch_window *win, struct ptimer_err *err);
 
 /* ptimer_procwatch_stop - PROC_CN_MCAST_IGNORE, close, free.  NULL is fine. */
 void ptimer_procwatch_stop(struct ptimer_procwatch *w);
@@ -233,10 +261,13 @@ int ptimer_dump_task_given(struct ptimer_task *t, const struct ptimer_dump_opts 
 /*
  * ptimer_dump - the CLI's whole dump: seize pid, ptimer_dump_task, release,
  * write DIR/ptimers-<vpid>.img atomically.  The process is released before
- * the image is written.  The proc connector watches it from before the
- * seize to after the write (ptimer_procwatch_*): an exec, or an exit of a
- * dumped thread, in that window fails the dump (-ESTALE, no image left);
- * without the watch (no CAP_NET_ADMIN) a warning.  Returns 0 or -errno,
+ * the image is written.  The image is consistent when nothing changed while
+ * the process was stopped: an exec from before the seize to the release, or
+ * an exit of a dumped thread from the moment all were stopped to the
+ * release (proc connector, ptimer_procwatch_*, events by timestamp), or a
+ * dumped thread that left its stop (PTRACE_DETACH ESRCH) fails the dump
+ * (-ESTALE, no image left); what it does after the release does not count.
+ * Without the watch (no CAP_NET_ADMIN) a warning.  Returns 0 or -errno,
  * err set.
  */
 int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o,
@@ -348,7 +379,8 @@ struct ptimer_rseq_config {
  *  slice: run PTIMER_OP_SLICE (how: enum ptimer_slice_how, arg: SET's
  *    arg3) in host tid; get and set get the kernel's answers (0/1, or -errno;
  *    set is 1 when SET was not run).
- *  mem: read (write false) or write len bytes at addr in process pid.
+ *  mem: read (write false) or write len bytes at addr in the process of
+ *    host tid pid (a live thread: a zombie leader has no memory to read).
  */
 struct ptimer_rseq_ops {
 	int (*get_config)(void *ctx, pid_t tid, struct ptimer_rseq_config *c);

@@ -415,7 +415,7 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 		goto out;
 
 	t1 = ptimer_now_ns();
-	ret = ptimer_blob_open(&b, t->tids[0], n, n_occ, err);
+	ret = ptimer_blob_open(&b, ptimer_task_runner(t), n, n_occ, err);
 	if (ret)
 		goto out;
 	ret = ptimer_blob_load(b, w, occ, err);

@@ -179,7 +179,7 @@ int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_op
 		th->rseq_abi_size = c.rseq_abi_size;
 		th->rseq_signature = c.signature;
 		if (th->rseq_abi_size >= PTIMER_RSEQ_SLICE_CTRL_END) {
-			ret = ops->mem(ops->ctx, t->pid, th->rseq_abi_pointer + PTIMER_RSEQ_SLICE_CTRL_OFF,
+			ret = ops->mem(ops->ctx, t->tids[i], th->rseq_abi_pointer + PTIMER_RSEQ_SLICE_CTRL_OFF,
 				       &th->slice_ctrl, sizeof(th->slice_ctrl), false);
 			if (ret) {
 				free(v);
@@ -338,9 +338,9 @@ int ptimer_slice_apply(pid_t pid, struct ptimer_slice_target *v, int n, enum pti
 		 * users (TCMalloc) keep private data in those bytes. */
 		if (g->rseq_abi_size < PTIMER_RSEQ_SLICE_CTRL_END)
 			continue;
-		ret = ops->mem(ops->ctx, pid, at, ctrl, sizeof(ctrl), false);
+		ret = ops->mem(ops->ctx, g->host_tid, at, ctrl, sizeof(ctrl), false);
 		if (!ret && ptimer_slice_ctrl_clear_granted(ctrl)) {
-			ret = ops->mem(ops->ctx, pid, at, ctrl, sizeof(ctrl), true);
+			ret = ops->mem(ops->ctx, g->host_tid, at, ctrl, sizeof(ctrl), true);
 			if (!ret)
 				ptimer_log(PTIMER_LOG_INFO, "process %d: thread %d: cleared the time-slice grant "
 					   "saved with it (slice_ctrl.granted); request kept", pid, g->host_tid);

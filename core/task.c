@@ -21,14 +21,14 @@
 #define SEIZE_PASSES	64	/* new threads keep appearing: give up after this */
 #define STOP_WAITS	16	/* signal-delivery stops before our interrupt stop */
 
-/* Process state letter from /proc/PID/stat, or 0. */
-static char proc_state(pid_t pid)
+/* State letter from /proc/WHAT/stat (WHAT: "PID" or "PID/task/TID"), or 0. */
+static char proc_state_of(const char *what)
 {
-	char path[64], buf[512], *p;
+	char path[96], buf[512], *p;
 	ssize_t r;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	snprintf(path, sizeof(path), "/proc/%s/stat", what);
 	f = fopen(path, "re");
 	if (!f)
 		return 0;
@@ -39,6 +39,14 @@ static char proc_state(pid_t pid)
 	buf[r] = '\0';
 	p = strrchr(buf, ')');	/* comm may hold spaces and parens */
 	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static char proc_state(pid_t pid)
+{
+	char what[16];
+
+	snprintf(what, sizeof(what), "%d", pid);
+	return proc_state_of(what);
 }
 
 /* PF_KTHREAD (0x00200000) in the flags field of /proc/PID/stat. */
@@ -64,12 +72,48 @@ static bool proc_is_kthread(pid_t pid)
 }
 
 /*
+ * A thread in do_exit() (PF_EXITING, 0x00000004 in the flags field of
+ * /proc/PID/task/TID/stat, include/linux/sched.h), a zombie, or one already
+ * gone.  ptrace_attach() (kernel/ptrace.c) refuses a PF_EXITING task with
+ * EPERM, the same errno as a permission failure: this tells them apart.
+ */
+static bool thread_exiting(pid_t pid, pid_t tid)
+{
+	char path[96], buf[1024], *p;
+	unsigned long flags = 0;
+	char state = 0;
+	size_t r;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT || errno == ESRCH;
+	r = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	if (!r)
+		return true;	/* the kernel had nothing more to say: released */
+	buf[r] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+		return false;
+	return state == 'Z' || state == 'X' || (flags & 0x00000004ul);
+}
+
+/*
  * Wait for the PTRACE_EVENT_STOP our interrupt asked for.  A signal that
  * was pending arrives first as a signal-delivery stop: hand it back to the
  * thread (PTRACE_CONT with it) so nothing is lost, then wait again.
  */
-static int wait_interrupt_stop(pid_t tid, struct ptimer_err *err)
+static bool is_stop_signal(int sig)
 {
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+static int wait_interrupt_stop(struct ptimer_task *t, pid_t tid, struct ptimer_err *err)
+{
+	bool group_stop_seen = false;
+
 	for (int i = 0; i < STOP_WAITS; i++) {
 		int status;
 
@@ -82,9 +126,27 @@ static int wait_interrupt_stop(pid_t tid, struct ptimer_err *err)
 		if (status >> 16 == PTRACE_EVENT_STOP) {
 			if (WSTOPSIG(status) == SIGTRAP)
 				return 0;	/* our interrupt */
-			/* a group-stop that began after our check in ptimer_task_seize */
-			return ptimer_errf(err, EAGAIN, "thread %d was stopped by signal %d while ptimer attached; "
-					   "resume the process (kill -CONT) and try again", tid, WSTOPSIG(status));
+			/*
+			 * A group-stop (the process was stopped, or stops now):
+			 * a seized thread reports it as PTRACE_EVENT_STOP with
+			 * the stop signal.  Let it out of that stop and into
+			 * ours, as CRIU does (compel/src/lib/infect.c
+			 * skip_sigstop()); the group stays stopped
+			 * (SIGNAL_STOP_STOPPED), so PTRACE_DETACH, ours or the
+			 * kernel's when ptimer dies, puts it back into the stop.
+			 */
+			if (is_stop_signal(WSTOPSIG(status))) {
+				if (group_stop_seen)
+					return 0;
+				group_stop_seen = true;
+				t->stopped = true;
+				if (ptrace(PTRACE_CONT, tid, NULL, NULL))
+					return ptimer_errf(err, errno, "cannot take stopped thread %d into a ptrace "
+							   "stop: %s", tid, strerror(errno));
+				continue;
+			}
+			return ptimer_errf(err, EPROTO, "thread %d: unexpected stop (signal %d) while ptimer "
+					   "attached", tid, WSTOPSIG(status));
 		}
 		if (status >> 16)	/* other ptrace events: none enabled */
 			continue;
@@ -143,6 +205,53 @@ static int task_fill_vtids(struct ptimer_task *t, struct ptimer_err *err)
 	return 0;
 }
 
+/* The leader has exited (pthread_exit) but other threads live. */
+static bool leader_exited(pid_t pid)
+{
+	char st = proc_state(pid);
+
+	return st == 'Z' || st == 'X';
+}
+
+/* Threads of pid that have not exited (state other than Z and X). */
+static int live_threads(pid_t pid)
+{
+	pid_t *tids;
+	int n = ptimer_proc_threads(pid, &tids), live = 0;
+
+	for (int i = 0; i < n; i++) {
+		char path[64], st;
+
+		snprintf(path, sizeof(path), "%d/task/%d", pid, tids[i]);
+		st = proc_state_of(path);
+		live += st && st != 'Z' && st != 'X';
+	}
+	if (n > 0)
+		free(tids);
+	return live;
+}
+
+/* The first thread that has not exited: the leader unless it has. */
+static int task_pick_runner(struct ptimer_task *t, struct ptimer_err *err)
+{
+	for (int i = 0; i < t->n_threads; i++) {
+		char path[64], st;
+
+		if (t->tids[i] == t->pid) {
+			snprintf(path, sizeof(path), "%d", t->pid);
+			st = proc_state_of(path);
+		} else {
+			snprintf(path, sizeof(path), "%d/task/%d", t->pid, t->tids[i]);
+			st = proc_state_of(path);
+		}
+		if (st && st != 'Z' && st != 'X') {
+			t->runner = i;
+			return 0;
+		}
+	}
+	return ptimer_errf(err, ESRCH, "process %d has no live thread left", t->pid);
+}
+
 static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, struct ptimer_err *err)
 {
 	pid_t *tids;
@@ -158,21 +267,28 @@ static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, s
 		if (task_find(t, tids[i]) >= 0)
 			continue;
 		*grew = true;
-		if (!seize) {
+		/* a zombie leader cannot be attached (EPERM); its threads can */
+		if (!seize || (tids[i] == pid && leader_exited(pid))) {
 			if (task_add(t, tids[i]) < 0)
 				ret = ptimer_errf(err, ENOMEM, "out of memory");
 			continue;
 		}
 		if (ptrace(PTRACE_SEIZE, tids[i], NULL, NULL)) {
-			if (errno == ESRCH && tids[i] != pid)
-				continue;	/* thread exited meanwhile */
-			if (errno == EPERM)
+			int e = errno;
+
+			/* exited meanwhile, or exiting: EPERM from ptrace_attach() */
+			if ((e == ESRCH || (e == EPERM && thread_exiting(pid, tids[i]))) && tids[i] != pid)
+				continue;
+			if (e == EPERM && thread_exiting(pid, tids[i]))
+				ret = ptimer_errf(err, ESRCH, "cannot attach to process %d: its thread group leader "
+						  "is exiting", pid);
+			else if (e == EPERM)
 				ret = ptimer_errf(err, EPERM, "cannot attach to process %d (thread %d): operation "
 						  "not permitted; run as root or with CAP_SYS_PTRACE%s", pid, tids[i],
 						  ptimer_yama_hint());
 			else
-				ret = ptimer_errf(err, errno, "cannot attach to process %d (thread %d): %s", pid,
-						  tids[i], strerror(errno));
+				ret = ptimer_errf(err, e, "cannot attach to process %d (thread %d): %s", pid,
+						  tids[i], strerror(e));
 			break;
 		}
 		idx = task_add(t, tids[i]);
@@ -185,7 +301,7 @@ static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, s
 		if (ptrace(PTRACE_INTERRUPT, tids[i], NULL, NULL))
 			ret = ptimer_errf(err, errno, "cannot interrupt thread %d: %s", tids[i], strerror(errno));
 		else
-			ret = wait_interrupt_stop(tids[i], err);
+			ret = wait_interrupt_stop(t, tids[i], err);
 		if (ret == -ESRCH && tids[i] != pid) {
 			/* exited between seize and stop: forget it */
 			t->n_threads--;
@@ -209,15 +325,9 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 	st = proc_state(pid);
 	if (!st)
 		return ptimer_errf(err, ESRCH, "no process %d", pid);
-	if (st == 'Z' || st == 'X')
-		return ptimer_errf(err, ESRCH, "process %d is a zombie", pid);
-	/*
-	 * A group-stopped process re-enters its stop each time it is resumed,
-	 * so no code can run in it until SIGCONT (ptrace(2) "group-stop").
-	 */
-	if (st == 'T')
-		return ptimer_errf(err, EAGAIN, "process %d is stopped (state T, SIGSTOP or SIGTSTP): code cannot "
-				   "run in it; resume it with kill -CONT %d, then stop it again afterwards", pid, pid);
+	if ((st == 'Z' || st == 'X') && !live_threads(pid))
+		return ptimer_errf(err, ESRCH, "process %d has exited: it is a zombie with no live thread, "
+				   "waiting for its parent to reap it; it has no timers left", pid);
 	if (ptimer_proc_tgid(pid) != pid)
 		return ptimer_errf(err, EINVAL, "%d is a thread of process %d, not a process: pass -t %d", pid,
 				   ptimer_proc_tgid(pid), ptimer_proc_tgid(pid));
@@ -236,6 +346,8 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 		ret = ptimer_errf(err, ESRCH, "thread group leader %d is gone", pid);
 	if (!ret)
 		ret = task_fill_vtids(t, err);
+	if (!ret)
+		ret = task_pick_runner(t, err);
 	if (ret)
 		ptimer_task_release(t);
 	return ret;
@@ -251,23 +363,40 @@ int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 	ret = task_list(t, pid, false, &grew, err);
 	if (!ret)
 		ret = task_fill_vtids(t, err);
+	if (!ret)
+		ret = task_pick_runner(t, err);
 	if (ret)
 		ptimer_task_release(t);
 	return ret;
 }
 
-void ptimer_task_release(struct ptimer_task *t)
+int ptimer_task_release(struct ptimer_task *t)
 {
-	for (int i = 0; i < t->n_threads; i++)
-		if (t->seized[i] && ptrace(PTRACE_DETACH, t->tids[i], NULL, NULL) && errno != ESRCH)
+	int left = 0;
+
+	for (int i = 0; i < t->n_threads; i++) {
+		if (!t->seized[i] || !ptrace(PTRACE_DETACH, t->tids[i], NULL, NULL))
+			continue;
+		/* PTRACE_DETACH needs the thread in its ptrace stop
+		 * (ptrace_check_attach()): ESRCH means it left it, killed */
+		if (errno == ESRCH)
+			left++;
+		else
 			ptimer_log(PTIMER_LOG_WARN, "cannot detach from thread %d: %s", t->tids[i],
 				   strerror(errno));
+	}
 	free(t->tids);
 	free(t->vtids);
 	free(t->seized);
 	t->tids = t->vtids = NULL;
 	t->seized = NULL;
 	t->n_threads = 0;
+	return left;
+}
+
+pid_t ptimer_task_runner(const struct ptimer_task *t)
+{
+	return t->n_threads ? t->tids[t->runner] : t->pid;
 }
 
 pid_t ptimer_task_vtid(const struct ptimer_task *t, pid_t host_tid)

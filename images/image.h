@@ -87,9 +87,11 @@ int ptimer_image_path(char *buf, size_t len, const char *dir, int pid);
  * 2/3, BOOTTIME 7, REALTIME/BOOTTIME_ALARM 8/9, TAI 11, or a CPU clock:
  * negative with (id & 3) != 3, include/linux/posix-timers.h CPUCLOCK_*);
  * sigev_notify one of SIGNAL, NONE, THREAD, SIGNAL|THREAD_ID
- * (kernel/time/posix-timers.c good_sigevent()); signo 1..64 unless NONE;
- * notify_tid > 0 for THREAD_ID; it_value/it_interval sec >= 0, nsec in
- * 0..999,999,999; overrun >= 0; n_timers <= PTIMER_IMG_MAX_TIMERS;
+ * (kernel/time/posix-timers.c good_sigevent()); signo 1..64 unless NONE
+ * (then any: the kernel keeps it verbatim); notify_tid > 0 for THREAD_ID;
+ * it_value/it_interval sec >= 0, nsec in 0..999,999,999 (timespec64_valid())
+ * and at most KTIME_MAX ns; no it_interval when it_value is 0 (the kernel
+ * keeps none then); overrun >= 0; n_timers <= PTIMER_IMG_MAX_TIMERS;
  * threads: n_threads <= PTIMER_IMG_MAX_THREADS, tid > 0 and unique,
  * rseq_abi_size 0 (then pointer, signature and slice_ctrl 0) or
  * PTIMER_RSEQ_MIN_SIZE..PTIMER_RSEQ_MAX_SIZE, slice_ext a known value and
@@ -180,7 +182,7 @@ int ptimer_image_from_json(const char *path, struct ptimer_image *img, struct pt
  * "pid P: N timers (image version V)", a table of the threads' rseq state
  * when the image has threads, then per timer id, clock name,
  * notification ("signal 14 -> pid 123", "thread_id signal 32 -> tid 124",
- * "none"), sival in hex, it_value and it_interval as sec.nsec, overrun.
+ * "none", "none (signo 65)"), sival in hex, it_value and it_interval as sec.nsec, overrun.
  */
 void ptimer_image_show(const struct ptimer_image *img, FILE *out);
 

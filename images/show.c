@@ -74,7 +74,11 @@ static const char *notify_desc(const struct ptimer_timer *t, char *buf, size_t l
 
 	switch (t->sigev_notify) {
 	case PTIMER_SIGEV_NONE:
-		snprintf(buf, len, "none");
+		/* the kernel keeps whatever sigev_signo was given: show it */
+		if (t->signo)
+			snprintf(buf, len, "none (signo %" PRId32 ")", t->signo);
+		else
+			snprintf(buf, len, "none");
 		break;
 	case PTIMER_SIGEV_SIGNAL:
 	case PTIMER_SIGEV_THREAD:

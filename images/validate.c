@@ -1,9 +1,32 @@
 // SPDX-License-Identifier: MIT
 /*
  * Field checks for an in-memory ptimer image, shared by the image reader,
- * the JSON reader and the writer: whatever passes here is something
- * timer_create()/timer_settime() will take on restore, so a bad image is
- * refused before any target process is touched.
+ * the JSON reader, `encode` and the writer (so the dump path too).  The rule
+ * is the kernel's: a value passes when timer_create()/timer_settime() take
+ * it and the kernel then holds it as it is, so that restore gives it back
+ * verbatim; everything else is refused, naming the timer and the field,
+ * before any target process is touched.  The kernel's checks, read in
+ * kernel/time/posix-timers.c (Linux 6.18):
+ *  - do_timer_create(): clockid_to_kclock() NULL -> EINVAL, no
+ *    kc->timer_create -> EOPNOTSUPP; with PR_TIMER_CREATE_RESTORE_IDS the
+ *    wanted ID must be 0..INT_MAX ("Valid IDs are 0..INT_MAX").
+ *  - good_sigevent(): sigev_notify exactly SIGEV_SIGNAL, SIGEV_THREAD,
+ *    SIGEV_SIGNAL|SIGEV_THREAD_ID or SIGEV_NONE; for all but SIGEV_NONE
+ *    sigev_signo 1..SIGRTMAX; SIGEV_NONE returns before looking at the
+ *    signal, and do_timer_create() stores sigev_signo and sigev_value as
+ *    given (an uninitialised 65, -7 or 12345 shows in /proc/PID/timers);
+ *    SIGEV_THREAD_ID needs sigev_notify_thread_id to be a live thread of
+ *    the caller's group (find_vpid(), same_thread_group()): > 0 here, the
+ *    thread itself is checked at restore.
+ *  - posix_cpu_timer_create() (posix-cpu-timers.c pid_for_clock()): a CPU
+ *    clock id is negative, CPUCLOCK_WHICH() < CPUCLOCK_MAX, and names a
+ *    live thread or process (checked at restore).
+ *  - do_timer_settime(): timespec64_valid() on it_value and it_interval
+ *    (include/linux/time64.h: tv_sec >= 0, 0 <= tv_nsec < NSEC_PER_SEC).
+ *    timespec64_to_ktime() clamps at KTIME_MAX, and a timer whose it_value
+ *    is 0 keeps no it_interval (common_timer_set(); posix-cpu-timers.c
+ *    alike, measured by test/unit/test_kernel_table.c): such values are
+ *    taken but not held, so they are refused as states no kernel has.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -55,9 +78,11 @@ static bool notify_is_valid(int32_t sigev_notify)
 	return false;
 }
 
-#define KTIME_SEC_MAX	9223372036LL	/* KTIME_MAX / NSEC_PER_SEC */
+#define NSEC_PER_SEC	1000000000LL
+#define KTIME_MAX_NS	INT64_MAX	/* include/linux/ktime.h KTIME_MAX */
 
-/* timespec64_valid(): what timer_settime() refuses with EINVAL. */
+/* timespec64_valid(): what timer_settime() refuses with EINVAL; then what
+ * timespec64_to_ktime() would clamp (more than KTIME_MAX ns in all). */
 static int check_ts(const struct ptimer_ts *ts, const char *name, const char *what,
 		    uint32_t idx, int32_t id, struct ptimer_err *err)
 {
@@ -71,12 +96,10 @@ static int check_ts(const struct ptimer_ts *ts, const char *name, const char *wh
 			       " out of range 0..999999999", what, idx, id, name, ts->nsec);
 		return -EINVAL;
 	}
-	/* include/linux/time64.h KTIME_SEC_MAX: beyond it the kernel clamps,
-	 * and the restored timer would silently differ from the image. */
-	if (ts->sec > KTIME_SEC_MAX) {
-		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): %s.sec %" PRId64
-			       " beyond %lld s, the most a kernel timer can hold (KTIME_SEC_MAX)", what, idx,
-			       id, name, ts->sec, (long long)KTIME_SEC_MAX);
+	if (ts->sec > (KTIME_MAX_NS - ts->nsec) / NSEC_PER_SEC) {
+		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): %s %" PRId64 ".%09" PRId64
+			       " s is beyond KTIME_MAX (9223372036.854775807 s), the most a kernel timer "
+			       "holds: the kernel would clamp it", what, idx, id, name, ts->sec, ts->nsec);
 		return -EINVAL;
 	}
 	return 0;
@@ -105,13 +128,8 @@ static int check_timer(const struct ptimer_timer *t, uint32_t i, const char *wha
 			       what, i, id, t->sigev_notify);
 		return -EINVAL;
 	}
-	if (t->sigev_notify == PTIMER_SIGEV_NONE) {
-		if (t->signo < 0 || t->signo > SIGNO_MAX) {
-			ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): signo %" PRId32
-				       " out of range 0..%d", what, i, id, t->signo, SIGNO_MAX);
-			return -EINVAL;
-		}
-	} else if (t->signo < 1 || t->signo > SIGNO_MAX) {
+	/* good_sigevent(): SIGEV_NONE keeps any sigev_signo, verbatim */
+	if (t->sigev_notify != PTIMER_SIGEV_NONE && (t->signo < 1 || t->signo > SIGNO_MAX)) {
 		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): signo %" PRId32
 			       " out of range 1..%d for sigev_notify %s", what, i, id, t->signo,
 			       SIGNO_MAX, ptimer_notify_name(t->sigev_notify));
@@ -135,6 +153,16 @@ static int check_timer(const struct ptimer_timer *t, uint32_t i, const char *wha
 	ret = check_ts(&t->it_interval, "it_interval", what, i, id, err);
 	if (ret)
 		return ret;
+	/* a disarmed timer keeps no interval (common_timer_set(); CPU timers
+	 * alike: test/unit/test_kernel_table.c) */
+	if (!t->it_value.sec && !t->it_value.nsec &&
+	    (t->it_interval.sec || t->it_interval.nsec)) {
+		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): it_interval %" PRId64 ".%09" PRId64
+			       " s on a disarmed timer (it_value 0): the kernel keeps no interval then "
+			       "(common_timer_set()); set it_interval to 0 or arm it", what, i, id,
+			       t->it_interval.sec, t->it_interval.nsec);
+		return -EINVAL;
+	}
 	if (t->overrun < 0) {
 		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): overrun %" PRId32
 			       " is negative", what, i, id, t->overrun);

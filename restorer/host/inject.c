@@ -45,6 +45,7 @@ struct ptimer_blob {
 	uint64_t occupied;
 	uint64_t stack_top;
 	uint32_t n_timers, n_occupied;
+	struct ptimer_rseq_cs_save rseq;
 };
 
 bool ptimer_compel_log_owned = true;
@@ -266,7 +267,7 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	b->size = b->stack_top;
 
 #ifdef PTIMER_COMPEL_PREPARE_RSEQ
-	/* compel 4.2 added rseq critical-section handling; the blob needs none */
+	/* Debian's compel 4.2 can handle rseq itself; ptimer_rseq_cs_save does it here for every version */
 	b->ctl = compel_prepare_noctx(tid, false);
 #else
 	b->ctl = compel_prepare_noctx(tid);
@@ -277,6 +278,17 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 		free(b);
 		return r;
 	}
+	/*
+	 * Before any code runs: a thread stopped inside an rseq critical
+	 * section resumes at its abort_ip, as after a preemption.
+	 */
+	r = ptimer_rseq_cs_save(tid, compel_get_leader_ip(b->ctl), &b->rseq);
+	if (r) {
+		r = ptimer_errf(err, -r, "thread %d: cannot read its rseq area: %s", tid, strerror(-r));
+		goto fail_cure;
+	}
+	if (b->rseq.resume_ip != b->rseq.ip)
+		compel_set_leader_ip(b->ctl, b->rseq.resume_ip);
 	ictx = compel_infect_ctx(b->ctl);
 	ictx->task_size = compel_task_size();
 	ictx->syscall_ip = exec_area(tid);
@@ -315,6 +327,7 @@ fail_unmap:
 fail_cure:
 	if (compel_cure(b->ctl))
 		ptimer_log(PTIMER_LOG_ERROR, "restoring thread %d's registers failed: %s", tid, compel_last);
+	ptimer_rseq_cs_put_back(tid, &b->rseq);
 	free(b);
 	return r;
 }
@@ -374,6 +387,8 @@ int ptimer_blob_close(struct ptimer_blob *b, struct ptimer_err *err)
 				(unsigned long)b->base, (unsigned long)b->size, b->tid, strerror((int)-ret));
 	if (compel_cure(b->ctl) && !r)
 		r = ptimer_errf(err, EIO, "cannot restore thread %d's registers: %s", b->tid, compel_last);
+	if (ptimer_rseq_cs_put_back(b->tid, &b->rseq) && !r)
+		r = ptimer_errf(err, EIO, "thread %d: cannot put its rseq_cs word back", b->tid);
 	free(b);
 	return r;
 }

@@ -59,4 +59,35 @@ int ptimer_blob_fetch(struct ptimer_blob *b, struct ptimer_timer *timers, struct
  */
 int ptimer_blob_close(struct ptimer_blob *b, struct ptimer_err *err);
 
+/* What ptimer_rseq_cs_save found in a stopped thread. */
+struct ptimer_rseq_cs_save {
+	uint64_t ip;		/* the thread's instruction pointer at the stop */
+	uint64_t resume_ip;	/* where it must resume: abort_ip or ip */
+	uint64_t rseq_cs_addr;	/* &struct rseq.rseq_cs of its registration */
+	uint64_t rseq_cs;	/* its value before any code ran */
+	bool saved;		/* rseq_cs_addr/rseq_cs valid */
+	bool in_section;	/* ip was inside the section rseq_cs describes */
+};
+
+/*
+ * ptimer_rseq_cs_save - before code runs in the ptrace-stopped thread tid
+ * whose saved instruction pointer is ip: read its rseq registration
+ * (PTRACE_GET_RSEQ_CONFIGURATION, Linux 5.13), struct rseq.rseq_cs and the
+ * descriptor it points to.  When ip is inside [start_ip, start_ip +
+ * post_commit_offset) and no RSEQ_CS_FLAG_NO_RESTART_* flag is set,
+ * resume_ip = abort_ip (what the kernel's rseq_ip_fixup() does when a
+ * preempted thread resumes there); else resume_ip = ip.  No registration,
+ * or a kernel before 5.13: nothing saved, 0.  Returns 0 or -errno (the
+ * rseq area cannot be read).
+ */
+int ptimer_rseq_cs_save(pid_t tid, uint64_t ip, struct ptimer_rseq_cs_save *s);
+
+/*
+ * ptimer_rseq_cs_put_back - after the code ran and the registers are back
+ * (IP at resume_ip): when the thread was not moved to abort_ip, write the
+ * saved rseq_cs word back if the kernel cleared it meanwhile, so that the
+ * next resume decides as it would have without us.  Returns 0 or -errno.
+ */
+int ptimer_rseq_cs_put_back(pid_t tid, const struct ptimer_rseq_cs_save *s);
+
 #endif

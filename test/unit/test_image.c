@@ -180,9 +180,9 @@ static struct ptimer_timer sample_timers[N_SAMPLE] = {
 	  .sival = 0x7f0012345678ull, .notify_tid = 5, .overrun = INT32_MAX,
 	  .it_value = { 100000, 0 }, .it_interval = { 1, 0 } },
 	{ .timer_id = 17, .clock_id = 11, .sigev_notify = PTIMER_SIGEV_SIGNAL, .signo = 64,
-	  .sival = 0x8000000000000000ull, .it_value = { 9223372036, 999999999 } },
+	  .sival = 0x8000000000000000ull, .it_value = { 9223372036, 854775807 } },
 	{ .timer_id = 3, .clock_id = 9, .sigev_notify = PTIMER_SIGEV_SIGNAL | PTIMER_SIGEV_THREAD_ID,
-	  .signo = 1, .notify_tid = INT32_MAX, .it_interval = { 0, 1 } },
+	  .signo = 1, .notify_tid = INT32_MAX, .it_value = { 0, 1 }, .it_interval = { 0, 1 } },
 };
 
 /* A fresh copy of the sample, so a test can break one field. */
@@ -293,8 +293,9 @@ static void test_round_trip(void)
 	      "sival 0x%" PRIx64, got.timers[1].sival);
 	CHECK("read: timer 1 clock_id -6", got.timers[1].clock_id == -6, "clock_id %d", got.timers[1].clock_id);
 	CHECK("read: timer 2 id INT_MAX", got.timers[2].timer_id == INT_MAX, "id %d", got.timers[2].timer_id);
-	CHECK("read: timer 4 it_value.sec KTIME_SEC_MAX", got.timers[4].it_value.sec == 9223372036,
-	      "sec %" PRId64, got.timers[4].it_value.sec);
+	CHECK("read: timer 4 it_value KTIME_MAX", got.timers[4].it_value.sec == 9223372036 &&
+	      got.timers[4].it_value.nsec == 854775807, "%" PRId64 ".%09" PRId64, got.timers[4].it_value.sec,
+	      got.timers[4].it_value.nsec);
 	ptimer_image_free(&got);
 	CHECK("free: clears the image", got.timers == NULL && got.n_timers == 0, "not cleared");
 
@@ -620,9 +621,13 @@ static void test_validate(void)
 	BAD("validate: it_value.sec -1", 4, x->it_value.sec = -1,
 	    "timer 4 (id 17): it_value.sec -1 is negative");
 	BAD("validate: it_interval.sec INT64_MAX (kernel would clamp)", 1, x->it_interval.sec = INT64_MAX,
-	    "timer 1 (id 1000000): it_interval.sec 9223372036854775807 beyond 9223372036 s");
+	    "timer 1 (id 1000000): it_interval 9223372036854775807.999999999 s is beyond KTIME_MAX");
 	BAD("validate: it_value.sec KTIME_SEC_MAX + 1", 1, x->it_value.sec = 9223372037,
-	    "it_value.sec 9223372037 beyond");
+	    "it_value 9223372037.000000001 s is beyond KTIME_MAX");
+	BAD("validate: it_value KTIME_MAX + 1 ns", 4, x->it_value.nsec = 854775808,
+	    "timer 4 (id 17): it_value 9223372036.854775808 s is beyond KTIME_MAX");
+	BAD("validate: it_interval on a disarmed hrtimer-clock timer", 0,
+	    (x->it_value.sec = x->it_value.nsec = 0, x->it_interval.sec = 1), "timer 0 (id 0): it_interval 1.000000000 s on a disarmed timer");
 	BAD("validate: it_interval.sec INT64_MIN", 1, x->it_interval.sec = INT64_MIN,
 	    "timer 1 (id 1000000): it_interval.sec -9223372036854775808 is negative");
 	BAD("validate: clock_id 5 (REALTIME_COARSE)", 0, x->clock_id = 5,
@@ -647,7 +652,8 @@ static void test_validate(void)
 	BAD("validate: signo 0 with SIGNAL", 0, x->signo = 0,
 	    "timer 0 (id 0): signo 0 out of range 1..64 for sigev_notify signal");
 	BAD("validate: signo 65 with THREAD", 3, x->signo = 65, "signo 65 out of range 1..64");
-	BAD("validate: signo 65 with NONE", 2, x->signo = 65, "signo 65 out of range 0..64");
+	GOOD("validate: signo 65 with NONE accepted (good_sigevent())", 2, x->signo = 65);
+	GOOD("validate: signo INT_MIN with NONE accepted", 2, x->signo = INT_MIN);
 	GOOD("validate: signo 0 and 64 with NONE accepted", 2, (x->signo = 64, t[2].signo = 0));
 	BAD("validate: id -1", 5, x->timer_id = -1,
 	    "timer 5 (id -1): timer_id -1 out of range 0..2147483647");

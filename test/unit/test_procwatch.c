@@ -22,6 +22,8 @@ int main(void)
 	struct ptimer_procwatch *w = NULL, *other = NULL;
 	const struct ptimer_proc_event *ev;
 	struct ptimer_err err;
+	struct ptimer_procwatch_window released;
+	uint64_t before_exec;
 	int go[2], status, r;
 	size_t n = 0;
 	pid_t child;
@@ -51,8 +53,9 @@ int main(void)
 	PASS("procwatch/subscribe");
 	/* a watch on a pid that is not the child's */
 	CHECK("procwatch/subscribe-other", ptimer_procwatch_start(&other, getpid(), &err) == 0, "%s", err.msg);
-	CHECK("procwatch/check-before-anything", ptimer_procwatch_check(w, &child, 1, &err) == 0,
+	CHECK("procwatch/check-before-anything", ptimer_procwatch_check(w, &child, 1, NULL, &err) == 0,
 	      "check refused before the child did anything: %s", err.msg);
+	before_exec = ptimer_now_ns();
 	if (write(go[1], &c, 1) != 1)
 		return 1;
 	waitpid(child, &status, 0);
@@ -76,7 +79,11 @@ int main(void)
 		CHECK("procwatch/exit-second", ev[1].what == PTIMER_PROC_EXIT && ev[1].tid == child,
 		      "second event %u for %d, want EXIT (%d) for %d", ev[1].what, ev[1].tid, PTIMER_PROC_EXIT, child);
 	}
-	r = ptimer_procwatch_check(w, &child, 1, &err);
+	/* released before it exec'ed and exited: neither event counts */
+	released = (struct ptimer_procwatch_window){ .exit_from_ns = 0, .until_ns = before_exec };
+	r = ptimer_procwatch_check(w, &child, 1, &released, &err);
+	CHECK("procwatch/window-ignores-events-after-release", r == 0, "check returned %d: %s", r, r ? err.msg : "");
+	r = ptimer_procwatch_check(w, &child, 1, NULL, &err);
 	CHECK("procwatch/check-refuses-exec", r == -ESTALE && strstr(err.msg, "exec"),
 	      "check returned %d: %s", r, r ? err.msg : "");
 	{

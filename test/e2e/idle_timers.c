@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+/*
+ * idle_timers: a two-thread process that sleeps, for the e2e cases
+ * exited-leader and stopped-process.
+ *
+ *   idle_timers leader|exited DIR [timers|none]
+ *     leader: both threads sleep; exited: the leader calls pthread_exit()
+ *     and the second thread sleeps on (the process lives, its leader is a
+ *     zombie).  timers (default): a CLOCK_MONOTONIC SIGEV_NONE timer armed
+ *     1000 s with a 5 s interval and a disarmed CLOCK_REALTIME one; none:
+ *     no timers (a restore target).
+ * Touches DIR/ready when set up.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void *sleeper(void *arg)
+{
+	for (;;)
+		pause();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
+	struct itimerspec its = { .it_value = { 1000, 0 }, .it_interval = { 5, 0 } };
+	char path[4096];
+	pthread_t th;
+	timer_t t1, t2;
+
+	if (argc < 3 || (strcmp(argv[1], "leader") && strcmp(argv[1], "exited"))) {
+		fprintf(stderr, "usage: idle_timers leader|exited DIR [timers|none]\n");
+		return 2;
+	}
+	if ((argc < 4 || strcmp(argv[3], "none")) &&
+	    (timer_create(CLOCK_MONOTONIC, &sev, &t1) || timer_create(CLOCK_REALTIME, &sev, &t2) ||
+	     timer_settime(t1, 0, &its, NULL))) {
+		perror("timer_create");
+		return 1;
+	}
+	if (pthread_create(&th, NULL, sleeper, NULL))
+		return 1;
+	snprintf(path, sizeof(path), "%s/ready", argv[2]);
+	close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	if (!strcmp(argv[1], "exited"))
+		pthread_exit(NULL);
+	sleeper(NULL);
+	return 0;
+}
