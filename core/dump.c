@@ -181,23 +181,75 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, st
 	return ret;
 }
 
+/*
+ * The host tid /proc/PID/timers shows for each timer of timers[] marked in
+ * ask[] (one read for all).  A timer /proc does not list keeps its value.
+ */
+static int notify_from_proc(struct ptimer_task *t, struct ptimer_timer *timers, uint32_t n, const bool *ask,
+			    struct ptimer_err *err)
+{
+	struct ptimer_timer *p = NULL;
+	uint32_t np = 0;
+	int ret;
+
+	ret = ptimer_proc_read_timers(t->pid, &p, &np, err);
+	if (ret)
+		return ret;
+	if (np)
+		qsort(p, np, sizeof(*p), cmp_timer_id);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ptimer_timer *f;
+
+		if (!ask[i])
+			continue;
+		f = np ? bsearch(&timers[i], p, np, sizeof(*p), cmp_timer_id) : NULL;
+		if (f && (f->sigev_notify & PTIMER_SIGEV_THREAD_ID))
+			timers[i].notify_tid = f->notify_tid;
+	}
+	free(p);
+	return 0;
+}
+
 int ptimer_dump_task_given(struct ptimer_task *t, const struct ptimer_dump_opts *o, struct ptimer_timer *timers,
 			   uint32_t n, struct ptimer_image *img, struct ptimer_err *err)
 {
-	int ret;
+	bool *ask = NULL;
+	uint32_t n_ask = 0;
+	int ret = 0;
 
 	/* translate_notify takes the host tids /proc shows */
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < n && !ret; i++) {
 		pid_t h;
 
 		if (!(timers[i].sigev_notify & PTIMER_SIGEV_THREAD_ID))
 			continue;
-		h = timers[i].notify_tid ? ptimer_task_host_tid(t, timers[i].notify_tid) : 0;
-		/* not a thread of t: left as it is, translate_notify finds it gone */
-		if (h)
+		h = timers[i].notify_tid > 0 ? ptimer_task_host_tid(t, timers[i].notify_tid) : 0;
+		if (h) {
 			timers[i].notify_tid = h;
-		else if (timers[i].notify_tid && ptimer_task_vtid(t, timers[i].notify_tid))
-			timers[i].notify_tid = -1;	/* a host tid equal to it is another thread */
+			continue;
+		}
+		/*
+		 * Not a thread of t as criu wrote it: a thread that is gone,
+		 * or criu's own error: criu 4.2 encodes a timer aimed at the
+		 * leader of a task in a pid namespace before it knows the
+		 * leader's tid there (criu/cr-dump.c dump_one_task(): the
+		 * timers before dump_task_threads()) and writes -1.  /proc
+		 * tells which.
+		 */
+		if (!ask)
+			ask = calloc(n, sizeof(*ask));
+		if (!ask)
+			ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
+		else
+			ask[i] = true;
+		n_ask++;
+	}
+	if (!ret && n_ask)
+		ret = notify_from_proc(t, timers, n, ask, err);
+	free(ask);
+	if (ret) {
+		free(timers);
+		return ret;
 	}
 	ret = dump_timers(t, o, timers, n, true, err);
 	if (ret)

@@ -247,8 +247,11 @@ int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *ti
  * read while t was stopped (criu: its core image, see
  * ptimer_criu_core_timers): timers[n] complete, it_value/it_interval/
  * overrun included, notify_tid in the process's own pid namespace (0 when
- * not SIGEV_THREAD_ID).  Nothing runs inside t and /proc/PID/timers is not
- * read: only the same corrections ptimer_dump_task makes (sorted by
+ * not SIGEV_THREAD_ID).  Nothing runs inside t; /proc/PID/timers is read
+ * only when a SIGEV_THREAD_ID timer's tid is not one of t's threads (a
+ * thread gone, or criu 4.2's -1 for the leader of a task in a pid
+ * namespace), once, for the tids of those timers.  Then the same
+ * corrections ptimer_dump_task makes (sorted by
  * timer_id; a target or CPU clock thread that is not a thread of t becomes a
  * disarmed SIGEV_NONE timer with a warning, or -ESRCH with o->strict; the
  * CPU clock of another live process: -EXDEV).  Takes timers over (freed on

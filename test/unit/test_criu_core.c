@@ -13,7 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/ptimer.h"
@@ -91,19 +96,54 @@ static uint8_t *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-/* A task as pid 1 of its own pid namespace: host tids 5000, 5001; own 1, 2. */
-static void fake_task(struct ptimer_task *t)
+/*
+ * A task as pid 1 of its own pid namespace: host tids leader, leader + 1
+ * (that one made up); own 1, 2.  leader is a real child, for its
+ * /proc/PID/timers.
+ */
+static void fake_task(struct ptimer_task *t, pid_t leader)
 {
-	static pid_t tids[] = { 5000, 5001 }, vtids[] = { 1, 2 };
+	static pid_t tids[2], vtids[] = { 1, 2 };
 	static bool seized[] = { false, false };
 
+	tids[0] = leader;
+	tids[1] = leader + 1;
 	memset(t, 0, sizeof(*t));
-	t->pid = 5000;
+	t->pid = leader;
 	t->vpid = 1;
 	t->n_threads = 2;
 	t->tids = tids;
 	t->vtids = vtids;
 	t->seized = seized;
+}
+
+/* A child holding one SIGEV_THREAD_ID timer aimed at itself; its ID in *id. */
+static pid_t child_with_timer(int *id)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		exit(2);
+	pid = fork();
+	if (pid == 0) {
+		struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGRTMIN + 1 };
+		timer_t tm;
+		int v = -1;
+
+		ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+		if (!timer_create(CLOCK_MONOTONIC, &ev, &tm))
+			v = (int)(intptr_t)tm;
+		if (write(p[1], &v, sizeof(v)) != sizeof(v))
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	if (pid < 0 || read(p[0], id, sizeof(*id)) != sizeof(*id) || *id < 0)
+		exit(2);
+	close(p[0]);
+	close(p[1]);
+	return pid;
 }
 
 /* The CPU clock of thread tid (CPUCLOCK_SCHED, per thread): include/linux/posix-timers_types.h */
@@ -121,37 +161,42 @@ int main(void)
 	struct ptimer_image img = { 0 };
 	struct ptimer_task t;
 	struct ptimer_err err;
-	CriuPosixTimerEntry v[4];
+	CriuPosixTimerEntry v[5];
 	size_t before, after;
 	uint32_t n = 0;
+	pid_t child;
 	uint8_t *b;
-	int ret;
+	int ret, child_id;
 
 	ptimer_log_fn = NULL;
 	if (!mkdtemp(dir)) {
 		perror(dir);
 		return 2;
 	}
+	child = child_with_timer(&child_id);
 	/* newest first, as criu lists them; one aimed at thread 2, one at a gone
-	 * thread 9, one on the CPU clock of gone thread 7, one plain signal */
-	v[0] = entry(12, 1, PTIMER_SIGEV_THREAD_ID, 2, 30);
-	v[1] = entry(3, 1, PTIMER_SIGEV_THREAD_ID, 9, 40);
-	v[2] = entry(7, thread_cpu_clock(7), PTIMER_SIGEV_SIGNAL, 0, 50);
-	v[3] = entry(0, 0, PTIMER_SIGEV_SIGNAL, 0, 60);
-	before = write_core(dir, 1, v, 4);
+	 * thread 9, one on the CPU clock of gone thread 7, one plain signal, and
+	 * the child's own, aimed at its leader, as criu 4.2 writes it in a pid
+	 * namespace: -1 */
+	v[0] = entry(120, 1, PTIMER_SIGEV_THREAD_ID, 2, 30);
+	v[1] = entry(103, 1, PTIMER_SIGEV_THREAD_ID, 9, 40);
+	v[2] = entry(107, thread_cpu_clock(7), PTIMER_SIGEV_SIGNAL, 0, 50);
+	v[3] = entry(100, 0, PTIMER_SIGEV_SIGNAL, 0, 60);
+	v[4] = entry((uint32_t)child_id, 1, PTIMER_SIGEV_THREAD_ID, -1, 70);
+	before = write_core(dir, 1, v, 5);
 
 	ret = ptimer_criu_core_open(dir, 1, &c, &err);
 	CHECK("criu-core/open", ret == 0, "%d %s", ret, err.msg);
 	if (ret)
 		return CHECK_EXIT();
-	CHECK("criu-core/n-timers", ptimer_criu_core_n_timers(c) == 4, "%u", ptimer_criu_core_n_timers(c));
+	CHECK("criu-core/n-timers", ptimer_criu_core_n_timers(c) == 5, "%u", ptimer_criu_core_n_timers(c));
 	ret = ptimer_criu_core_timers(c, &tm, &n, &err);
-	CHECK("criu-core/timers", ret == 0 && n == 4, "%d n %u %s", ret, n, ret ? err.msg : "");
-	if (ret || n != 4)
+	CHECK("criu-core/timers", ret == 0 && n == 5, "%d n %u %s", ret, n, ret ? err.msg : "");
+	if (ret || n != 5)
 		return CHECK_EXIT();
-	CHECK("criu-core/fields", tm[0].timer_id == 12 && tm[0].clock_id == 1 && tm[0].signo == 34 &&
+	CHECK("criu-core/fields", tm[0].timer_id == 120 && tm[0].clock_id == 1 && tm[0].signo == 34 &&
 	      tm[0].sigev_notify == PTIMER_SIGEV_THREAD_ID && tm[0].notify_tid == 2 &&
-	      tm[0].sival == 0x1122334455667788ull + 12 && tm[0].overrun == 12 && tm[0].it_value.sec == 30 &&
+	      tm[0].sival == 0x1122334455667788ull + 120 && tm[0].overrun == 120 && tm[0].it_value.sec == 30 &&
 	      tm[0].it_value.nsec == 999999999 && tm[0].it_interval.sec == 5 && tm[0].it_interval.nsec == 250,
 	      "id %d clock %d signo %d notify %d tid %d sival %#llx overrun %d value %lld.%09lld interval %lld.%09lld",
 	      tm[0].timer_id, tm[0].clock_id, tm[0].signo, tm[0].sigev_notify, tm[0].notify_tid,
@@ -161,37 +206,42 @@ int main(void)
 	      tm[2].clock_id);
 
 	/* --strict: the gone target refuses */
-	fake_task(&t);
+	fake_task(&t, child);
 	{
-		struct ptimer_timer *copy = malloc(4 * sizeof(*copy));
+		struct ptimer_timer *copy = malloc(5 * sizeof(*copy));
 
-		memcpy(copy, tm, 4 * sizeof(*copy));
-		ret = ptimer_dump_task_given(&t, &strict, copy, 4, &img, &err);
-		CHECK("criu-core/strict-refuses", ret == -ESRCH && strstr(err.msg, "thread 9"),
+		memcpy(copy, tm, 5 * sizeof(*copy));
+		ret = ptimer_dump_task_given(&t, &strict, copy, 5, &img, &err);
+		CHECK("criu-core/strict-refuses", ret == -ESRCH && strstr(err.msg, "timer 103"),
 		      "%d '%s'", ret, err.msg);
 	}
-	ret = ptimer_dump_task_given(&t, NULL, tm, 4, &img, &err);
-	CHECK("criu-core/given", ret == 0 && img.n_timers == 4 && img.pid == 1, "%d %s", ret, ret ? err.msg : "");
+	ret = ptimer_dump_task_given(&t, NULL, tm, 5, &img, &err);
+	CHECK("criu-core/given", ret == 0 && img.n_timers == 5 && img.pid == 1, "%d %s", ret, ret ? err.msg : "");
 	if (ret)
 		return CHECK_EXIT();
-	/* sorted by ID: 0, 3, 7, 12 */
-	CHECK("criu-core/sorted", img.timers[0].timer_id == 0 && img.timers[1].timer_id == 3 &&
-	      img.timers[2].timer_id == 7 && img.timers[3].timer_id == 12, "%d %d %d %d",
-	      img.timers[0].timer_id, img.timers[1].timer_id, img.timers[2].timer_id, img.timers[3].timer_id);
-	CHECK("criu-core/signal-to-process", img.timers[0].notify_tid == 1 && img.timers[0].it_value.sec == 60,
-	      "tid %d value %lld", img.timers[0].notify_tid, (long long)img.timers[0].it_value.sec);
-	CHECK("criu-core/thread-kept", img.timers[3].sigev_notify == PTIMER_SIGEV_THREAD_ID &&
-	      img.timers[3].notify_tid == 2 && img.timers[3].it_value.sec == 30,
-	      "notify %d tid %d", img.timers[3].sigev_notify, img.timers[3].notify_tid);
-	CHECK("criu-core/gone-target", img.timers[1].sigev_notify == PTIMER_SIGEV_NONE &&
-	      img.timers[1].notify_tid == 1 && img.timers[1].it_value.sec == 40,
-	      "notify %d tid %d value %lld", img.timers[1].sigev_notify, img.timers[1].notify_tid,
-	      (long long)img.timers[1].it_value.sec);
-	CHECK("criu-core/gone-cpu-clock", img.timers[2].clock_id == 1 &&
-	      img.timers[2].sigev_notify == PTIMER_SIGEV_NONE && img.timers[2].it_value.sec == 0 &&
-	      img.timers[2].it_value.nsec == 0 && img.timers[2].it_interval.sec == 0,
-	      "clock %d notify %d value %lld", img.timers[2].clock_id, img.timers[2].sigev_notify,
+	/* sorted by ID: the child's (0: its first), 100, 103, 107, 120 */
+	CHECK("criu-core/sorted", img.timers[0].timer_id == child_id && img.timers[1].timer_id == 100 &&
+	      img.timers[2].timer_id == 103 && img.timers[3].timer_id == 107 && img.timers[4].timer_id == 120,
+	      "%d %d %d %d %d", img.timers[0].timer_id, img.timers[1].timer_id, img.timers[2].timer_id,
+	      img.timers[3].timer_id, img.timers[4].timer_id);
+	CHECK("criu-core/leader-from-proc", img.timers[0].sigev_notify == PTIMER_SIGEV_THREAD_ID &&
+	      img.timers[0].notify_tid == 1 && img.timers[0].it_value.sec == 70,
+	      "notify %d tid %d value %lld", img.timers[0].sigev_notify, img.timers[0].notify_tid,
+	      (long long)img.timers[0].it_value.sec);
+	CHECK("criu-core/signal-to-process", img.timers[1].notify_tid == 1 && img.timers[1].it_value.sec == 60,
+	      "tid %d value %lld", img.timers[1].notify_tid, (long long)img.timers[1].it_value.sec);
+	CHECK("criu-core/thread-kept", img.timers[4].sigev_notify == PTIMER_SIGEV_THREAD_ID &&
+	      img.timers[4].notify_tid == 2 && img.timers[4].it_value.sec == 30,
+	      "notify %d tid %d", img.timers[4].sigev_notify, img.timers[4].notify_tid);
+	CHECK("criu-core/gone-target", img.timers[2].sigev_notify == PTIMER_SIGEV_NONE &&
+	      img.timers[2].notify_tid == 1 && img.timers[2].it_value.sec == 40,
+	      "notify %d tid %d value %lld", img.timers[2].sigev_notify, img.timers[2].notify_tid,
 	      (long long)img.timers[2].it_value.sec);
+	CHECK("criu-core/gone-cpu-clock", img.timers[3].clock_id == 1 &&
+	      img.timers[3].sigev_notify == PTIMER_SIGEV_NONE && img.timers[3].it_value.sec == 0 &&
+	      img.timers[3].it_value.nsec == 0 && img.timers[3].it_interval.sec == 0,
+	      "clock %d notify %d value %lld", img.timers[3].clock_id, img.timers[3].sigev_notify,
+	      (long long)img.timers[3].it_value.sec);
 	ret = ptimer_image_validate(&img, "given", &err);
 	CHECK("criu-core/valid-image", ret == 0, "%s", err.msg);
 	ptimer_image_free(&img);
@@ -237,6 +287,8 @@ int main(void)
 	ret = ptimer_criu_core_open(dir, 3, &c, &err);
 	CHECK("criu-core/missing", ret == -ENOENT && !c, "%d", ret);
 
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
 	if (system(path))
 		return 2;
