@@ -230,7 +230,7 @@ int ptimer_dump_task_given(struct ptimer_task *t, const struct ptimer_dump_opts 
 		}
 		/*
 		 * Not a thread of t as criu wrote it: a thread that is gone,
-		 * or criu's own error: criu 4.2 encodes a timer aimed at the
+		 * or criu's own error: criu 4.1 and 4.2 encode a timer aimed at the
 		 * leader of a task in a pid namespace before it knows the
 		 * leader's tid there (criu/cr-dump.c dump_one_task(): the
 		 * timers before dump_task_threads()) and writes -1.  /proc

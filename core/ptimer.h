@@ -249,7 +249,7 @@ int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *ti
  * overrun included, notify_tid in the process's own pid namespace (0 when
  * not SIGEV_THREAD_ID).  Nothing runs inside t; /proc/PID/timers is read
  * only when a SIGEV_THREAD_ID timer's tid is not one of t's threads (a
- * thread gone, or criu 4.2's -1 for the leader of a task in a pid
+ * thread gone, or the -1 criu 4.1 and 4.2 write for the leader of a task in a pid
  * namespace), once, for the tids of those timers.  Then the same
  * corrections ptimer_dump_task makes (sorted by
  * timer_id; a target or CPU clock thread that is not a thread of t becomes a

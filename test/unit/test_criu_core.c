@@ -176,7 +176,7 @@ int main(void)
 	child = child_with_timer(&child_id);
 	/* newest first, as criu lists them; one aimed at thread 2, one at a gone
 	 * thread 9, one on the CPU clock of gone thread 7, one plain signal, and
-	 * the child's own, aimed at its leader, as criu 4.2 writes it in a pid
+	 * the child's own, aimed at its leader, as criu 4.1 and 4.2 write it in a pid
 	 * namespace: -1 */
 	v[0] = entry(120, 1, PTIMER_SIGEV_THREAD_ID, 2, 30);
 	v[1] = entry(103, 1, PTIMER_SIGEV_THREAD_ID, 9, 40);
