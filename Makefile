@@ -2,7 +2,7 @@
 #
 #   make deps    install missing build/test packages with apt-get (root)
 #   make         build build/ptimer (the in-target restorer is embedded)
-#   make check   unit + end-to-end tests; last line "N passed, N failed"
+#   make check   unit + end-to-end tests; last line "# N passed, N failed, N skipped"
 #   make demo    deps, build, dump a process with sparse timers, restore it
 #   make bench   restore benchmarks, printed as ratios from one run
 #   make fuzz    libFuzzer targets (test/fuzz/), each run FUZZ_SECONDS (30)
@@ -83,6 +83,10 @@ $(B)/restorer/blob_embed.o: restorer/blob_embed.S $(B)/restorer/blob.bin
 	$(CC) -c -DBLOB_BIN='"$(B)/restorer/blob.bin"' -o $@ $<
 
 # --- the tool ---------------------------------------------------------------
+# VERSION holds the release, printed by `ptimer --version`.
+VERSION := $(shell cat VERSION)
+$(B)/cli/cli.o: CFLAGS += -DPTIMER_VERSION='"$(VERSION)"'
+$(B)/cli/cli.o: VERSION
 $(B)/ptimer: $(CLI_SRCS:%.c=$(B)/%.o) $(LIB_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -105,6 +109,7 @@ DESTDIR ?=
 install: all
 	install -D -m 0755 $(B)/ptimer $(DESTDIR)$(PREFIX)/bin/ptimer
 	install -D -m 0644 $(B)/ptimer_plugin.so $(DESTDIR)$(PREFIX)/lib/criu/ptimer_plugin.so
+	install -D -m 0644 man/ptimer.1 $(DESTDIR)$(PREFIX)/share/man/man1/ptimer.1
 
 # --- tests ------------------------------------------------------------------
 UNIT_TESTS := $(patsubst test/unit/test_%.c,$(B)/test/test_%,$(wildcard test/unit/test_*.c))
@@ -120,7 +125,7 @@ $(B)/test/test_rseq: test/unit/test_rseq.c test/unit/simkernel.c restorer/algo.c
 	$(CC) $(CFLAGS) -DPTIMER_SIMKERNEL -o $@ test/unit/test_rseq.c test/unit/simkernel.c restorer/algo.c \
 		$(LIB_OBJS) $(LDLIBS)
 # The plugin's reading and editing of criu's core images (no criu needed).
-$(B)/test/test_criu_core: test/unit/test_criu_core.c $(B)/plugin/criu_core.o $(LIB_OBJS)
+$(B)/test/test_criu_core $(B)/test/test_criu_timers: $(B)/test/test_%: test/unit/test_%.c $(B)/plugin/criu_core.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 $(B)/test/test_%: test/unit/test_%.c $(LIB_OBJS)

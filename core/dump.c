@@ -5,8 +5,10 @@
  * (timer_gettime, timer_getoverrun) through one run of the in-target blob.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/ptimer.h"
@@ -270,11 +272,17 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 	struct ptimer_err werr;
 	char path[4096];
 	pid_t *tids = NULL;
-	int ret, n_tids = 0, left;
+	struct stat sb;
+	int ret, n_tids = 0, left, sig;
 
-	if (access(dir, W_OK | X_OK))
+	if (stat(dir, &sb))
 		return ptimer_errf(err, errno, "image directory %s: %s; %s", dir, strerror(errno),
-				   errno == ENOENT ? "create it or pass another -D" : "pass a writable -D");
+				   errno == ENOENT ? "create it or pass another -D" : "pass another -D");
+	if (!S_ISDIR(sb.st_mode))
+		return ptimer_errf(err, ENOTDIR, "image directory %s: not a directory; pass a directory as -D",
+				   dir);
+	if (access(dir, W_OK | X_OK))
+		return ptimer_errf(err, errno, "image directory %s: %s; pass a writable -D", dir, strerror(errno));
 	/*
 	 * The image is the process as it was while stopped: an exec from before
 	 * the seize to the release, or an exit of a dumped thread while it was
@@ -316,6 +324,15 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 		ret = ptimer_errf(err, ret, "image path in %s is too long", dir);
 	if (!ret && w)
 		ret = ptimer_procwatch_check(w, tids, n_tids, &win, err);
+	/*
+	 * The last point where the dump can be abandoned with nothing written:
+	 * a stop signal held since the freeze (ptimer_block_stop_signals) ends
+	 * it here; one that comes later lets it finish.
+	 */
+	sig = ret ? 0 : ptimer_pending_stop_signal();
+	if (sig)
+		ret = ptimer_errf(err, EINTR, "process %d: interrupted by signal %d (%s); nothing written",
+				  pid, sig, strsignal(sig));
 	if (!ret)
 		ret = ptimer_image_write(path, &img, err);
 	if (!ret)

@@ -270,8 +270,10 @@ int ptimer_dump_task_given(struct ptimer_task *t, const struct ptimer_dump_opts 
  * release (proc connector, ptimer_procwatch_*, events by timestamp), or a
  * dumped thread that left its stop (PTRACE_DETACH ESRCH) fails the dump
  * (-ESTALE, no image left); what it does after the release does not count.
- * Without the watch (no CAP_NET_ADMIN) a warning.  Returns 0 or -errno,
- * err set.
+ * Without the watch (no CAP_NET_ADMIN) a warning.  A stop signal held and
+ * pending (ptimer_pending_stop_signal) before the write gives -EINTR with
+ * nothing written.  Returns 0, -ENOTDIR (dir is not a directory), -EINTR,
+ * -ESTALE, or another -errno of the seize, the dump or the write; err set.
  */
 int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o,
 		struct ptimer_err *err);

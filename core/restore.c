@@ -336,6 +336,33 @@ static void rollback(const struct ptimer_task *t, struct ptimer_blob *b, const s
 			   "it may hold some of the image's timers", t->pid, a->n_created);
 }
 
+/*
+ * A held stop signal ended a linear restore between chunks; everything made
+ * was removed.  The kernel's ID counter cannot go back (next_posix_timer_id
+ * in kernel/time/posix-timers.c only grows), so say where it stands and
+ * whether a retry into this process can still reach every ID.
+ */
+static int interrupted(const struct ptimer_task *t, const struct ptimer_timer *w, uint32_t n,
+		       const struct ptimer_blob_args *a, uint64_t total, int sig, struct ptimer_err *err)
+{
+	int32_t lowest = INT32_MAX;
+	char next[160];
+
+	for (uint32_t i = 0; i < n; i++)
+		if (w[i].timer_id < lowest)
+			lowest = w[i].timer_id;
+	if (n && lowest < a->counter)
+		snprintf(next, sizeof(next), "its timer ID counter stays at %d, past ID %d, so a retry into it is "
+			 "refused (or needs --allow-wrap): restore into a fresh process", a->counter, lowest);
+	else
+		snprintf(next, sizeof(next), "its timer ID counter stays at %d; a retry goes on from there",
+			 a->counter);
+	return ptimer_errf(err, EINTR, "process %d: interrupted by signal %d (%s) after %llu of %llu pairs; "
+			   "the %u timers made so far were removed: restored nothing; %s", t->pid, sig,
+			   strsignal(sig), (unsigned long long)a->pairs_done, (unsigned long long)total,
+			   a->n_created, next);
+}
+
 static int run_restore(const struct ptimer_task *t, struct ptimer_blob *b, struct ptimer_timer *w,
 		       uint32_t n, struct ptimer_blob_args *a, uint64_t total, const struct ptimer_restore_opts *o,
 		       struct ptimer_err *err)
@@ -363,10 +390,7 @@ static int run_restore(const struct ptimer_task *t, struct ptimer_blob *b, struc
 			if (shown && tty)
 				fputc('\n', stderr);
 			rollback(t, b, a);
-			return ptimer_errf(err, EINTR, "process %d: interrupted by signal %d (%s) after %llu of "
-					   "%llu pairs; the %u timers made so far were removed: restored nothing",
-					   t->pid, sig, strsignal(sig), (unsigned long long)a->pairs_done,
-					   (unsigned long long)total, a->n_created);
+			return interrupted(t, w, n, a, total, sig, err);
 		}
 		if (show && ptimer_now_ns() - last >= every) {
 			last = ptimer_now_ns();

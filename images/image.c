@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proto/ptimer.pb-c.h"
@@ -41,30 +42,31 @@ void ptimer_err_set(struct ptimer_err *err, const char *fmt, ...)
 
 const char *ptimer_errno_hint(int errnum)
 {
+	/* About the path only: these reach users of show, encode, restore and the plugin alike. */
 	switch (errnum) {
 	case ENOSPC:
 	case EDQUOT:
-		return "free space or choose another image directory (-D)";
+		return "free space on that file system or write elsewhere";
 	case EACCES:
 	case EPERM:
-		return "check the permissions or choose another image directory (-D)";
+		return "check the permissions of the file and its directory";
 	case EROFS:
-		return "the file system is read-only; choose another image directory (-D)";
+		return "the file system is read-only; write elsewhere";
 	case ENOENT:
-		return "check that the image directory (-D) exists and the pid is right";
+		return "check that the path exists";
 	case ENOTDIR:
-		return "a component of the path is not a directory; check -D";
+		return "a component of the path is not a directory; check the path";
 	case EISDIR:
-		return "the path is a directory; name the image file or pass its directory as -D";
+		return "the path is a directory; name the image file";
 	case ENAMETOOLONG:
-		return "use a shorter image directory path";
+		return "use a shorter path";
 	case EMFILE:
 	case ENFILE:
 		return "too many open files; raise the limit (ulimit -n) and retry";
 	case ENOMEM:
 		return "free memory and retry";
 	case EIO:
-		return "the storage reported an I/O error; check the device, then dump again";
+		return "the storage reported an I/O error; check the device";
 	}
 	return "check the path and retry";
 }
@@ -213,16 +215,35 @@ static void free_head_threads(PtimerHead *head)
 	head->n_threads = 0;
 }
 
-/* "d/ptimers-5.img" -> "d/.ptimers-5.img.XXXXXX": same directory, so rename is atomic. */
-static int temp_template(char *buf, size_t len, const char *path)
+/*
+ * Mode of every ptimer image: CRIU's CR_FD_PERM (criu/include/image.h,
+ * 0644), which criu's own images get through open(2), umask applied.  In a
+ * user namespace the restored tasks, root mapped to an unprivileged host uid,
+ * read images themselves: an image more private than criu's breaks that.
+ */
+#define IMG_PERM	(S_IRUSR | S_IWUSR | S_IRGRP | S_IROTH)
+
+int ptimer_image_create_temp(const char *path, mode_t mode, char *tmp, size_t len)
 {
 	const char *slash = strrchr(path, '/');
 	int dlen = slash ? (int)(slash - path + 1) : 0;
-	int n = snprintf(buf, len, "%.*s.%s.XXXXXX", dlen, path, path + dlen);
+	static unsigned int seq;
 
-	if (n < 0 || (size_t)n >= len)
-		return -ENAMETOOLONG;
-	return 0;
+	for (int tries = 0; tries < 100; tries++) {
+		struct timespec ts;
+		int n, fd;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		n = snprintf(tmp, len, "%.*s.%s.%d.%lx", dlen, path, path + dlen, (int)getpid(),
+			     (unsigned long)(ts.tv_nsec ^ (++seq * 2654435761u)) & 0xffffff);
+		if (n < 0 || (size_t)n >= len)
+			return -ENAMETOOLONG;
+		/* open(2) with a mode, as criu does: umask and default ACLs apply alike */
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -EEXIST;
 }
 
 /* The new name must survive a crash too; some file systems refuse fsync on a directory. */
@@ -262,11 +283,6 @@ int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, u
 	ret = ptimer_image_validate(img, path, err);
 	if (ret)
 		return ret;
-	if (temp_template(tmp, sizeof(tmp), path)) {
-		ptimer_err_set(err, "cannot write image %s: path too long; %s",
-			       path, ptimer_errno_hint(ENAMETOOLONG));
-		return -ENAMETOOLONG;
-	}
 	/* room for one whole head entry too (threads[] can exceed a chunk) */
 	o.buf = malloc(WRITE_CHUNK + 4 + PTIMER_IMG_MAX_HEAD);
 	if (!o.buf) {
@@ -274,11 +290,15 @@ int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, u
 			       path, ptimer_errno_hint(ENOMEM));
 		return -ENOMEM;
 	}
-	o.fd = mkstemp(tmp);
+	o.fd = ptimer_image_create_temp(path, IMG_PERM, tmp, sizeof(tmp));
 	if (o.fd < 0) {
-		ret = -errno;
-		ptimer_err_set(err, "cannot write image %s: cannot create temporary file %s: %s; %s",
-			       path, tmp, strerror(-ret), ptimer_errno_hint(-ret));
+		ret = o.fd;
+		if (ret == -ENAMETOOLONG)
+			ptimer_err_set(err, "cannot write image %s: path too long; %s",
+				       path, ptimer_errno_hint(ENAMETOOLONG));
+		else
+			ptimer_err_set(err, "cannot write image %s: cannot create a temporary file beside it: %s; %s",
+				       path, strerror(-ret), ptimer_errno_hint(-ret));
 		free(o.buf);
 		return ret;
 	}
@@ -358,8 +378,7 @@ static int read_whole(const char *path, uint8_t **bufp, size_t *sizep, struct pt
 	}
 	if (!S_ISREG(st.st_mode)) {
 		ret = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-		ptimer_err_set(err, "cannot read image %s: not a regular file; %s",
-			       path, ptimer_errno_hint(EISDIR));
+		ptimer_err_set(err, "cannot read image %s: not a regular file; name the image file", path);
 		goto out;
 	}
 	if ((uint64_t)st.st_size > IMG_MAX_FILE) {
@@ -662,8 +681,8 @@ int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct pt
 			return -ENAMETOOLONG;
 		}
 		if (stat(buf, &st) || !S_ISREG(st.st_mode)) {
-			ptimer_err_set(err, "no image for pid %d: %s is missing; check the image "
-				       "directory (-D) and the pid (as seen inside its namespace)",
+			ptimer_err_set(err, "no image for pid %d: %s is missing; check the directory "
+				       "and the pid (as seen inside the dumped process's namespace)",
 				       pid, buf);
 			return -ENOENT;
 		}
@@ -692,7 +711,7 @@ int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct pt
 
 	if (n == 0) {
 		ptimer_err_set(err, "no " IMG_PREFIX "<pid>" IMG_SUFFIX " image in %s; "
-			       "check the image directory (-D)", dir);
+			       "check the directory", dir);
 		return -ENOENT;
 	}
 	if (n > 1) {

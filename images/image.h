@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "../restorer/abi.h"
 
@@ -103,12 +104,13 @@ int ptimer_image_validate(const struct ptimer_image *img, const char *what, stru
 
 /*
  * ptimer_image_write - validate, then write img to path atomically: a
- * temporary file "DIR/.ptimers-PID.img.XXXXXX" (mkstemp, mode 0600) in the
- * same directory, fsync, rename(2) over path, then a best-effort fsync of
+ * temporary file "DIR/.ptimers-PID.img.*" (ptimer_image_create_temp, mode
+ * 0644 less the umask, as criu creates its own images) in the same
+ * directory, fsync, rename(2) over path, then a best-effort fsync of
  * the directory.  Writes version PTIMER_IMG_VERSION whatever img->version.
  * Nothing is left behind on failure (the temporary file is unlinked, an
  * existing image at path is untouched).  Returns 0, -EINVAL (validation),
- * or -errno of mkstemp/write/fsync/close/rename (-ENOENT, -EACCES,
+ * or -errno of open/write/fsync/close/rename (-ENOENT, -EACCES,
  * -ENOSPC, -EISDIR...), -ENOMEM; err->msg names path, the errno text and
  * what to do.
  */
@@ -118,7 +120,7 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
  * ptimer_image_write_flags - ptimer_image_write with flags:
  * PTIMER_IMG_NOSYNC leaves out both fsyncs (file and directory).  The
  * plugin writes so inside criu's dump: criu does not fsync its own images
- * one by one (criu/image.c close_image()), whoever needs the dump durable
+ * one by one (there is no fsync in criu/), whoever needs the dump durable
  * syncs the directory as a whole.  The rename stays: a crash leaves the
  * old image or the new one, never half of one.  Returns as
  * ptimer_image_write.
@@ -126,6 +128,17 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
 #define PTIMER_IMG_NOSYNC	0x1u
 int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, unsigned int flags,
 			     struct ptimer_err *err);
+
+/*
+ * ptimer_image_create_temp - create a new, empty file beside path, named
+ * "DIR/.BASE.PID.RANDOM" (same directory, so that rename(2) over path is
+ * atomic), with open(O_CREAT | O_EXCL, mode): the umask and a default ACL of
+ * DIR apply as they do to a file criu creates with open(2) (criu/image.c).
+ * tmp (len bytes) receives the name.  Returns the fd (O_WRONLY, O_CLOEXEC),
+ * or -ENAMETOOLONG, -EEXIST (100 names taken), -errno of open(2) (-EACCES,
+ * -EROFS, -ENOENT, -ENOSPC...).
+ */
+int ptimer_image_create_temp(const char *path, mode_t mode, char *tmp, size_t len);
 
 /*
  * ptimer_image_read - read and fully validate path into img (caller frees

@@ -14,7 +14,8 @@ void ptimer_err_set(struct ptimer_err *err, const char *fmt, ...)
 
 /*
  * ptimer_errno_hint - what a user can do about a file-system errno (positive),
- * e.g. "free space or choose another image directory (-D)" for ENOSPC.
+ * about the path alone (no command-line option: the plugin uses it too), e.g.
+ * "free space on that file system or write elsewhere" for ENOSPC.
  */
 const char *ptimer_errno_hint(int errnum);
 

@@ -63,24 +63,37 @@ static uint32_t get_u32(const uint8_t *p)
 }
 
 /*
- * Write buf to path through a temporary file and rename: a crash leaves the
- * old image or the new one.  No fsync: this runs inside criu's dump, and
- * criu makes none of its images durable one by one (no fsync anywhere in
- * criu/): the dump is synced as a whole by whoever needs it on disk.
+ * Write buf over criu's image at path through a temporary file and rename:
+ * a crash leaves the old image or the new one.  No fsync: this runs inside
+ * criu's dump, and criu makes none of its images durable one by one (no
+ * fsync anywhere in criu/): the dump is synced as a whole by whoever needs
+ * it on disk.  The new file must be criu's image in everything but the
+ * timers: owner, group and mode are those of the old one (criu creates
+ * images 0644 with open(2), criu/image.c; in a user namespace the restored
+ * init, root mapped to an unprivileged host uid, opens its children's core
+ * images).
  */
 static int replace_file(const char *path, const uint8_t *buf, size_t len, struct ptimer_err *err)
 {
 	char tmp[4200];
+	struct stat st;
 	int fd, ret = 0;
 
-	snprintf(tmp, sizeof(tmp), "%s.ptimer-XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0)
+	if (stat(path, &st))
 		return ptimer_errf(err, errno, "cannot rewrite %s: %s", path, strerror(errno));
+	fd = ptimer_image_create_temp(path, st.st_mode & 0777, tmp, sizeof(tmp));
+	if (fd < 0)
+		return ptimer_errf(err, -fd, "cannot rewrite %s: cannot create a file beside it: %s", path,
+				   strerror(-fd));
 	if (write(fd, buf, len) != (ssize_t)len)
 		ret = ptimer_errf(err, errno ? errno : EIO, "cannot rewrite %s: %s", path, strerror(errno));
-	if (fchmod(fd, 0600) && !ret)
-		ret = ptimer_errf(err, errno, "cannot rewrite %s: %s", path, strerror(errno));
+	/* chown first: it clears set-id bits that the chmod then puts back */
+	if (!ret && fchown(fd, st.st_uid, st.st_gid))
+		ret = ptimer_errf(err, errno, "cannot rewrite %s: cannot give the new file criu's owner %u:%u: %s",
+				  path, st.st_uid, st.st_gid, strerror(errno));
+	if (!ret && fchmod(fd, st.st_mode & 07777))
+		ret = ptimer_errf(err, errno, "cannot rewrite %s: cannot give the new file criu's mode %04o: %s",
+				  path, st.st_mode & 07777, strerror(errno));
 	close(fd);
 	if (!ret && rename(tmp, path))
 		ret = ptimer_errf(err, errno, "cannot rewrite %s: %s", path, strerror(errno));

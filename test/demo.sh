@@ -8,18 +8,16 @@
 # the dump and of the target after the restore) and what the restore cost.
 
 set -u
+. "$(dirname "$0")/lib/harness.sh"
 
 BUILD=${1:-build}
 B=$(cd "$BUILD" && pwd) || exit 1
 PT=$B/ptimer
 ZT=$B/test/zdtm_timers
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-demo.XXXXXX")
-BG=()
 
 cleanup() {
-	local p
-	for p in "${BG[@]}"; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
+	bg_kill
 	rm -rf "$DIR"
 }
 trap cleanup EXIT
@@ -28,16 +26,6 @@ trap 'exit 130' INT TERM HUP
 die() { echo "demo: $*" >&2; exit 1; }
 for f in "$PT" "$ZT"; do [ -x "$f" ] || die "$f missing: run 'make all tests'"; done
 
-wait_file() {
-	local i
-	for ((i = 0; i < 3000; i++)); do
-		[ -e "$1" ] && return 0
-		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.01
-	done
-	return 1
-}
-
 # One line a timer, sorted by ID: "ID  signo/sival  notify  ClockID".
 timer_table() {
 	awk '/^ID:/ { id = $2 } /^signal:/ { sig = $2 } /^notify:/ { n = $2 }
@@ -45,10 +33,9 @@ timer_table() {
 }
 
 echo "== 1. source process: zdtm_timers setup demo"
-"$ZT" setup demo "$DIR" </dev/null >"$DIR/setup.out" 2>&1 &
-SJOB=$!
-BG+=("$SJOB")
-wait_file "$DIR/setup.ready" "$SJOB" || die "setup: $(cat "$DIR/setup.out")"
+start_role setup demo "$DIR"
+SJOB=$ROLE_PID
+wait_ready "$DIR" setup "$SJOB" 30 || die "setup: $(cat "$DIR/setup.out")"
 SPID=$(cat "$DIR/setup.pid")
 echo "   pid $SPID, threads $(tr '\n' ' ' <"$DIR/setup.tids")"
 cat "/proc/$SPID/timers" >"$DIR/source.timers"
@@ -57,15 +44,14 @@ echo
 echo "== 2. ptimer dump -t $SPID -D $DIR"
 "$PT" dump -t "$SPID" -D "$DIR" || die "dump failed"
 "$PT" show "$DIR" | sed 's/^/   /'
-{ kill -KILL "$SJOB"; wait "$SJOB"; } 2>/dev/null
+reap "$SJOB"
 echo "   (source process killed)"
 
 echo
 echo "== 3. target process: zdtm_timers verify demo (same threads, no timers)"
-"$ZT" verify demo "$DIR" </dev/null >"$DIR/verify.out" 2>&1 &
-VJOB=$!
-BG+=("$VJOB")
-wait_file "$DIR/verify.ready" "$VJOB" || die "verify: $(cat "$DIR/verify.out")"
+start_role verify demo "$DIR"
+VJOB=$ROLE_PID
+wait_ready "$DIR" verify "$VJOB" 30 || die "verify: $(cat "$DIR/verify.out")"
 VPID=$(cat "$DIR/verify.pid")
 S2=$(sed -n 2p "$DIR/setup.tids")
 V2=$(sed -n 2p "$DIR/verify.tids")
@@ -73,10 +59,10 @@ echo "   pid $VPID, threads $(tr '\n' ' ' <"$DIR/verify.tids")"
 
 echo
 echo "== 4. ptimer restore -t $VPID -D $DIR --tid-map $S2=$V2"
-T0=$(date +%s.%N)
+T0=$(now)
 "$PT" restore -t "$VPID" -D "$DIR" --tid-map "$S2=$V2" || die "restore failed"
-T1=$(date +%s.%N)
-echo "   wall time of the restore command: $(awk -v a="$T0" -v b="$T1" 'BEGIN { printf "%.1f ms", (b - a) * 1000 }')"
+T1=$(now)
+echo "   wall time of the restore command: $(awk -v s="$(elapsed "$T0" "$T1")" 'BEGIN { printf "%.1f ms", s * 1000 }')"
 cat "/proc/$VPID/timers" >"$DIR/target.timers"
 
 echo

@@ -5,21 +5,22 @@
 # end-to-end script (test/e2e.sh), the fuzz corpus replay (test/fuzz/run.sh),
 # both suites again built with ASan and UBSan (BUILD-asan, SKIP when not
 # built), then the suite against real criu 4.1.1 and 4.2.1 in cached Debian
-# roots (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips it).  Output streams
-# through; the PASS/FAIL/SKIP
-# lines of all of them are counted (test/unit/check.h), a program that exits
-# non-zero without a FAIL line (a crash) counts as one FAIL, and the last line
-# is "N passed, N failed, N skipped".  Exit 1 when anything failed.
-# Runs without a terminal: stdin is /dev/null for everything.
+# roots (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips it).
+#
+# Output, as kselftest prints it (test/lib/harness.sh): the plan "1..N" (N
+# programs and suites), their output streamed through, "ok K NAME" or "not ok
+# K NAME" after each, and last the totals "# N passed, N failed, N skipped":
+# the PASS/FAIL/SKIP lines of all of them (test/unit/check.h,
+# test/lib/harness.sh), where a program that exits non-zero without a FAIL
+# line (a crash) counts as one FAIL.  Exit 1 when anything failed.  Runs
+# without a terminal: stdin is /dev/null for everything.
 
 set -u
 
 BUILD=${1:-build}
 [ -d "$BUILD" ] && BUILD=$(cd "$BUILD" && pwd)
 cd "$(dirname "$0")/.." || exit 1
-npass=0
-nfail=0
-nskip=0
+. test/lib/harness.sh
 OUT=$(mktemp "${TMPDIR:-/tmp}/ptimer-run.XXXXXX")
 trap 'rm -f "$OUT"' EXIT
 trap 'exit 130' INT TERM HUP
@@ -28,29 +29,48 @@ trap 'exit 130' INT TERM HUP
 LB=()
 command -v stdbuf >/dev/null 2>&1 && LB=(stdbuf -oL -eL)
 
-count() { grep -c "^$1 " "$OUT"; }
+# stage_done NAME F0: "ok K NAME", or "not ok K NAME" when FAILs were counted
+# since H_FAIL was F0.
+K=0
+stage_done() {
+	K=$((K + 1))
+	if [ "$H_FAIL" -eq "$2" ]; then echo "ok $K $1"; else echo "not ok $K $1"; fi
+}
 
 # run NAME COMMAND...: run in the foreground, stream, count.
 run() {
-	local name=$1 rc p f s
+	local name=$1 rc f0=$H_FAIL
 	shift
 	"${LB[@]}" "$@" </dev/null 2>&1 | tee "$OUT"
 	rc=${PIPESTATUS[0]}
-	p=$(count PASS)
-	f=$(count FAIL)
-	s=$(count SKIP)
-	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		echo "FAIL $name: exited with status $rc and printed no FAIL line"
-		f=1
+	tally "$OUT"
+	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$OUT"; then
+		fail "$name" "exited with status $rc and printed no FAIL line"
 	fi
-	npass=$((npass + p))
-	nfail=$((nfail + f))
-	nskip=$((nskip + s))
+	stage_done "$name" "$f0"
 }
 
 shopt -s nullglob
+ASAN_BUILD=${PTIMER_ASAN_BUILD:-$BUILD-asan}
+units=()
 for prog in "$BUILD"/test/test_*; do
-	[ -x "$prog" ] || continue
+	[ -x "$prog" ] && units+=("$prog")
+done
+asan_units=()
+if [ -x "$ASAN_BUILD/ptimer" ]; then
+	for prog in "$ASAN_BUILD"/test/test_*; do
+		[ -x "$prog" ] && asan_units+=("$prog")
+	done
+fi
+# the units, e2e, fuzz replay, the sanitizer stage (its units, its e2e and
+# the report check, or one SKIP), the kernel matrix, criu
+if [ -x "$ASAN_BUILD/ptimer" ]; then
+	plan $((${#units[@]} + 2 + ${#asan_units[@]} + 2 + 2))
+else
+	plan $((${#units[@]} + 2 + 1 + 2))
+fi
+
+for prog in "${units[@]}"; do
 	echo "# $prog"
 	run "$(basename "$prog")" "$prog"
 done
@@ -66,37 +86,31 @@ run fuzz-replay bash test/fuzz/run.sh replay "$BUILD"
 # host code and test programs with ASan and UBSan, the blob as always).
 # Sanitizer reports go to files (log_path), so a report from a process whose
 # failure a test expects still shows; each report is one FAIL.
-ASAN_BUILD=${PTIMER_ASAN_BUILD:-$BUILD-asan}
 if [ ! -x "$ASAN_BUILD/ptimer" ]; then
-	echo "SKIP sanitizers: $ASAN_BUILD/ptimer not built ('make asan'; 'make check' builds it)"
-	nskip=$((nskip + 1))
+	skip sanitizers "$ASAN_BUILD/ptimer not built ('make asan'; 'make check' builds it)"
+	stage_done sanitizers "$H_FAIL"
 else
 	SAN_LOG=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-san.XXXXXX")
 	chmod 1777 "$SAN_LOG"	# the e2e suite also runs ptimer unprivileged
 	trap 'rm -f "$OUT"; rm -rf "$SAN_LOG"' EXIT
 	SAN_ENV=(env "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=$SAN_LOG/asan"
 		"UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$SAN_LOG/ubsan")
-	for prog in "$ASAN_BUILD"/test/test_*; do
-		[ -x "$prog" ] || continue
+	for prog in "${asan_units[@]}"; do
 		echo "# $prog (ASan, UBSan)"
 		run "asan-$(basename "$prog")" "${SAN_ENV[@]}" "$prog"
 	done
 	echo "# test/e2e.sh $ASAN_BUILD (ASan, UBSan)"
 	run asan-e2e "${SAN_ENV[@]}" bash test/e2e.sh "$ASAN_BUILD"
-	nrep=0
+	nrep=0 f0=$H_FAIL
 	for rep in "$SAN_LOG"/*; do
 		cat "$rep"
 		# Warnings alone ("ASan is ignoring requested ...") are shown, not counted.
 		grep -q -E 'ERROR: |runtime error|SUMMARY: ' "$rep" || continue
-		echo "FAIL sanitizer-report: $(grep -m1 -E 'ERROR: |runtime error|SUMMARY: ' "$rep") ($(basename "$rep"))"
+		fail sanitizer-report "$(grep -m1 -E 'ERROR: |runtime error|SUMMARY: ' "$rep") ($(basename "$rep"))"
 		nrep=$((nrep + 1))
 	done
-	if [ "$nrep" -eq 0 ]; then
-		echo "PASS sanitizers: no ASan or UBSan report from the unit and e2e suites"
-		npass=$((npass + 1))
-	else
-		nfail=$((nfail + nrep))
-	fi
+	[ "$nrep" -eq 0 ] && pass "sanitizers: no ASan or UBSan report from the unit and e2e suites"
+	stage_done sanitizers "$f0"
 fi
 
 # ---- the kernel matrix ---------------------------------------------------------
@@ -104,19 +118,18 @@ fi
 # newest (7.x) kernels, booted under qemu (a few minutes; kernels are fetched
 # once and cached).  PTIMER_MATRIX=0 leaves it out (one SKIP line).
 if [ "${PTIMER_MATRIX:-1}" = 0 ]; then
-	echo "SKIP kernel-matrix: PTIMER_MATRIX=0"
-	nskip=$((nskip + 1))
+	skip kernel-matrix "PTIMER_MATRIX=0"
+	stage_done kernel-matrix "$H_FAIL"
 else
 	echo "# test/qemu/matrix.sh $BUILD"
 	run kernel-matrix bash test/qemu/matrix.sh "$BUILD"
 fi
 if [ -n "${PTIMER_SKIP_CRIU:-}" ]; then
-	echo "SKIP criu: PTIMER_SKIP_CRIU is set"
-	nskip=$((nskip + 1))
+	skip criu "PTIMER_SKIP_CRIU is set"
+	stage_done criu "$H_FAIL"
 else
 	echo "# test/criu/suite.sh check"
 	run criu bash test/criu/suite.sh check
 fi
 
-echo "$npass passed, $nfail failed, $nskip skipped"
-[ "$nfail" -eq 0 ]
+totals

@@ -13,8 +13,10 @@
 #
 # check: every scenario through real `criu dump` + `criu restore --libdir
 # /inst/usr/lib/criu`, the process checking its own timers after restore
-# (test/e2e/zdtm_timers.c, role criu).  One PASS/FAIL/SKIP line a check
-# (test/unit/check.h), "# ..." notes.
+# (test/e2e/zdtm_timers.c, role criu).  The plan "1..N" (N cases), one
+# PASS/FAIL/SKIP line a check (test/lib/harness.sh, sourced from CRIUDIR,
+# where suite.sh puts it), "ok K CASE" after each case, "# ..." notes, and
+# the totals last.
 # bench: criu restore wall times of the sparse sets, criu alone and with the
 # plugin; prints "bench: SUITE VERSION SET MODE MEDIAN TRACED RUNS..." lines
 # (seconds; TRACED: the median time criu spent tracing the task's syscalls
@@ -28,27 +30,15 @@ LIBDIR=/inst/usr/lib/criu
 ZT=$SRC/build/test/zdtm_timers
 W=/tmp/criu-suite
 CRIU_TIMEOUT=${PTIMER_CRIU_TIMEOUT:-180}
-nfail=0
+H_PREFIX=$P/
+. "$cdir/harness.sh"
 
-pass() { echo "PASS $P/$1"; }
-fail() { echo "FAIL $P/$1: $2"; nfail=$((nfail + 1)); }
-skip() { echo "SKIP $P/$1: $2"; }
 note() { echo "# $suite: $*"; }
-oneline() { tr '\n' ' ' <"$1" 2>/dev/null | sed 's/ *$//' | cut -c1-300; }
 # logtail FILE: the last error-looking lines of a criu log, on one line
 logtail() {
 	{ grep -E 'Error|error|rror \(|Missing|ptimer' "$1" 2>/dev/null | tail -n 4; } | tr '\n' ' ' | cut -c1-400
 }
 
-wait_until() {  # TENTHS CMD...: poll CMD every 0.1 s
-	local n=$1 i
-	shift
-	for ((i = 0; i < n; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
 gone() { [ ! -e "/proc/$1" ] || [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 kill_wait() { kill -KILL "$1" 2>/dev/null; wait_until 100 gone "$1"; }
 
@@ -59,32 +49,40 @@ build() {
 		make deps DEPS=build && make -j2 && make install DESTDIR=/inst PREFIX=/usr &&
 		make -j2 build/test/zdtm_timers build/test/bench_tree
 }
-t0=$EPOCHREALTIME
-if (build) >"$W/build.log" 2>&1; then
-	[ "$what" = check ] && pass "build: make deps && make && make install DESTDIR=/inst PREFIX=/usr ($(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s)"
-else
-	echo "FAIL $P/build: $(tail -n 5 "$W/build.log" | tr '\n' ' ' | cut -c1-400)"
-	exit 1
-fi
-if [ ! -f "$LIBDIR/ptimer_plugin.so" ] || [ ! -x /inst/usr/bin/ptimer ]; then
-	echo "FAIL $P/install: no $LIBDIR/ptimer_plugin.so or /inst/usr/bin/ptimer after make install"
-	exit 1
-fi
-[ "$what" = check ] && pass "install: /inst/usr/bin/ptimer and $LIBDIR/ptimer_plugin.so"
-CRIU_VERSION=$(criu --version | awk '/^Version/ { print $2 }')
-note "criu $CRIU_VERSION, kernel $(uname -r)"
 
-# criu stops tasks with debug-register breakpoints; where they never fire
-# (this machine), dump and restore hang: criu's own fallback, FI_NO_BREAKPOINTS.
-if gcc -O2 -o "$W/hwbp-probe" "$cdir/hwbp-probe.c" 2>"$W/hwbp.err"; then
-	if [ -z "${CRIU_FAULT:-}" ] && ! "$W/hwbp-probe" >"$W/hwbp.out" 2>&1; then
-		export CRIU_FAULT=130
+# prepare: build and install (PASS lines in check mode; FAIL and exit when
+# either fails), criu's version, and how criu must stop tasks here.
+prepare() {
+	local t0=$EPOCHREALTIME
+	if (build) >"$W/build.log" 2>&1; then
+		[ "$what" = check ] && pass "build: make deps && make && make install DESTDIR=/inst PREFIX=/usr ($(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s)"
+	else
+		fail build "$(tail -n 5 "$W/build.log" | tr '\n' ' ' | cut -c1-400)"
+		exit 1
 	fi
-	note "$(cat "$W/hwbp.out" 2>/dev/null)${CRIU_FAULT:+; criu runs with CRIU_FAULT=$CRIU_FAULT (no breakpoints)}"
-else
-	note "hwbp-probe did not build ($(oneline "$W/hwbp.err")); assuming breakpoints are broken"
-	export CRIU_FAULT=${CRIU_FAULT:-130}
-fi
+	if [ ! -f "$LIBDIR/ptimer_plugin.so" ] || [ ! -x /inst/usr/bin/ptimer ]; then
+		fail install "no $LIBDIR/ptimer_plugin.so or /inst/usr/bin/ptimer after make install"
+		exit 1
+	fi
+	[ "$what" = check ] && pass "install: /inst/usr/bin/ptimer and $LIBDIR/ptimer_plugin.so"
+	CRIU_VERSION=$(criu --version | awk '/^Version/ { print $2 }')
+	note "criu $CRIU_VERSION, kernel $(uname -r)"
+
+	# criu stops tasks with debug-register breakpoints; where they never
+	# fire (this machine), dump and restore hang: criu's own fallback,
+	# FI_NO_BREAKPOINTS.
+	if gcc -O2 -o "$W/hwbp-probe" "$cdir/hwbp-probe.c" 2>"$W/hwbp.err"; then
+		if [ -z "${CRIU_FAULT:-}" ] && ! "$W/hwbp-probe" >"$W/hwbp.out" 2>&1; then
+			export CRIU_FAULT=130
+		fi
+		note "$(cat "$W/hwbp.out" 2>/dev/null)${CRIU_FAULT:+; criu runs with CRIU_FAULT=$CRIU_FAULT (no breakpoints)}"
+	else
+		note "hwbp-probe did not build ($(oneline "$W/hwbp.err")); assuming breakpoints are broken"
+		export CRIU_FAULT=${CRIU_FAULT:-130}
+	fi
+}
+# check: the first case (run_cases, below); bench: before anything else
+[ "$what" = bench ] && prepare
 
 # ---- one process: start, dump, restore -------------------------------------
 
@@ -92,14 +90,14 @@ fi
 # setsid; pidns: pid 1 of its own pid namespace, `unshare -pf setsid -w`, no
 # --mount-proc).  Sets PID (as this /proc shows it) and D.
 start() {
-	local name=$1 role=$2 sc=$3 kind=$4 pre=(setsid)
+	local name=$1 role=$2 sc=$3 kind=$4 ROLE_WRAP=setsid ROLE_CWD=/
 	D=$W/$name
 	rm -rf "$D" "$D.img"
 	mkdir -p "$D"
-	[ "$kind" = pidns ] && pre=(unshare -pf setsid -w)
-	( cd / && exec "${pre[@]}" "$ZT" "$role" "$sc" "$D" "$P/$name" >"$D/$role.out" 2>&1 </dev/null ) &
-	disown $!
-	if ! wait_until 600 test -e "$D/$role.ready"; then
+	[ "$kind" = pidns ] && ROLE_WRAP="unshare -pf setsid -w"
+	start_role "$role" "$sc" "$D" "$P/$name"
+	disown "$ROLE_PID"
+	if ! wait_ready "$D" "$role" "$ROLE_PID" 60; then
 		fail "$name/start" "zdtm_timers $role $sc did not get ready: $(oneline "$D/$role.out")"
 		return 1
 	fi
@@ -148,7 +146,7 @@ collect() {
 		return 1
 	fi
 	grep -E '^(PASS|FAIL|SKIP) ' "$D/criu.result"
-	nfail=$((nfail + $(grep -c '^FAIL ' "$D/criu.result")))
+	tally "$D/criu.result"
 	[ -n "$RPID" ] && wait_until 100 gone "$RPID"
 	return 0
 }
@@ -300,27 +298,19 @@ fi
 
 # ---- check -------------------------------------------------------------------
 
-# The sparse sets, the mix of kinds, two threads, the same as pid 1 of its
-# own pid namespace (criu alone fails there: "Can't create posix timer").
-scenario stride stride plain
-scenario sparse100k sparse100k plain
-scenario mix mix plain
-MIX_IMG=$W/mix.img
-scenario threads threads plain
-scenario cpuclocks cpuclocks plain
-scenario threads-pidns threads pidns
-scenario mix-pidns mix pidns
-
 # A timer aimed at a thread that has exited: criu alone fails; the plugin
 # dumps it as SIGEV_NONE with a warning and the restore succeeds.
-if scenario exited exited plain; then
+case_exited() {
+	scenario exited exited plain || return
 	if grep -q 'ptimer: .*which is gone; dumping it as SIGEV_NONE' "$W/exited.img/dump.log"; then
 		pass "exited/dump-warns"
 	else
 		fail "exited/dump-warns" "no 'ptimer: ... which is gone; dumping it as SIGEV_NONE' in dump.log: $(logtail "$W/exited.img/dump.log")"
 	fi
-fi
-start exited-alone criu exited plain && {
+}
+# The same with criu alone: noted, not counted (criu's failure, not ours).
+case_exited_alone() {
+	start exited-alone criu exited plain || return
 	dump exited-alone "$D.img" || kill_wait "$PID"
 	restore "$D.img" -v4 -o restore.log
 	if [ "$RC" -ne 0 ]; then
@@ -349,7 +339,14 @@ no_plugin() {  # NAME LOG [CRIU-ARGS]
 		fail "$name" "restore failed (exit $RC) but not with 'Missing required plugin': $(logtail "$MIX_IMG/$log")"
 	fi
 }
-if [ -d "$MIX_IMG" ]; then
+# case_no_plugin: the mix scenario's image (scenario mix, an earlier case)
+# restored with an empty plugin directory, and with none.
+MIX_IMG=$W/mix.img
+case_no_plugin() {
+	if [ ! -d "$MIX_IMG" ]; then
+		fail "no-plugin-restore" "no mix image to restore"
+		return
+	fi
 	mkdir -p "$W/empty-libdir"
 	no_plugin no-plugin-restore/libdir-without-ptimer restore-noplugin.log --libdir "$W/empty-libdir"
 	if [ -e /usr/lib/criu ]; then
@@ -361,19 +358,7 @@ if [ -d "$MIX_IMG" ]; then
 		[ "$RC" -eq 0 ] && kill_wait "$RPID"
 		skip "no-plugin-restore/no-plugin-dir" "criu $CRIU_VERSION with no plugin directory skips its inventory check (criu/plugin.c cr_plugin_init), restore exit $RC; install the plugin into /usr/lib/criu so that criu always has one"
 	fi
-else
-	fail "no-plugin-restore" "no mix image to restore"
-fi
-
-# Native mode: criu restores the timers itself, the plugin verifies them.
-scenario native-stride stride plain PTIMER_CRIU_MODE=native
-scenario native-sparse100k sparse100k plain PTIMER_CRIU_MODE=native
-scenario native-mix mix plain PTIMER_CRIU_MODE=native
-scenario native-threads threads plain PTIMER_CRIU_MODE=native
-# periodic timers of a few ms: they expire between criu arming them and the
-# plugin's check, and come back reloaded from their interval
-scenario fastperiodic fastperiodic plain
-scenario native-fastperiodic fastperiodic plain PTIMER_CRIU_MODE=native
+}
 
 # The stripped core image: one idle process (zdtm_timers setup SCENARIO:
 # every thread sleeps in pause(); the scenario has no timer that fires, so
@@ -402,12 +387,15 @@ crit_case() {  # SCENARIO
 		done
 	done
 	if python3 "$cdir/core-diff.py" "$pid" "$D.A" "$D.B" "$D.C" >"$D.diff" 2>&1; then
-		sed "s|^ok |PASS $P/$name/|" "$D.diff"
+		sed "s|^ok |PASS $P/$name/|" "$D.diff" >"$D.res"
+		cat "$D.res"
+		tally "$D.res"
 	else
-		grep -q . "$D.diff" || echo "core-diff.py failed with no output" >"$D.diff"
-		sed -n 's|^ok |PASS '"$P/$name"'/|p; s|^bad \([^:]*\)|FAIL '"$P/$name"'/\1|p' "$D.diff"
+		sed -n 's|^ok |PASS '"$P/$name"'/|p; s|^bad \([^:]*\)|FAIL '"$P/$name"'/\1|p' "$D.diff" >"$D.res"
+		cat "$D.res"
+		tally "$D.res"
 		grep -Ev '^(ok|bad) ' "$D.diff" | sed 's/^/# /'
-		nfail=$((nfail + 1))
+		grep -q '^FAIL ' "$D.res" || fail "$name/core-diff" "core-diff.py failed with no 'bad' line: $(oneline "$D.diff")"
 	fi
 	# C restores (the plugin brings the timers back) to the same timers
 	restore "$D.C" --libdir "$LIBDIR" -v4 -o restore.log
@@ -424,12 +412,38 @@ crit_case() {  # SCENARIO
 	fi
 	kill_wait "$RPID"
 }
-if command -v crit >/dev/null; then
+case_core_strip() {
+	if ! command -v crit >/dev/null; then
+		skip "core-strip" "no crit in this root (python3-pycriu)"
+		return
+	fi
 	crit_case stride	# 2048 timers, one thread
 	crit_case cpuclocks	# two threads (two core images), CPU-clock timers
-else
-	skip "core-strip" "no crit in this root (python3-pycriu)"
-fi
+}
 
-note "done, $nfail failed"
-[ "$nfail" -eq 0 ]
+# The sparse sets, the mix of kinds, two threads, the same as pid 1 of its
+# own pid namespace (criu alone fails there: "Can't create posix timer"); a
+# timer of an exited thread; a plugin dump restored without the plugin;
+# native mode (criu restores the timers itself, the plugin verifies them);
+# periodic timers of a few ms (they expire between criu arming them and the
+# plugin's check, and come back reloaded from their interval); the stripped
+# core image.
+run_cases prepare \
+	scenario:stride:stride:plain \
+	scenario:sparse100k:sparse100k:plain \
+	scenario:mix:mix:plain \
+	scenario:threads:threads:plain \
+	scenario:cpuclocks:cpuclocks:plain \
+	scenario:threads-pidns:threads:pidns \
+	scenario:mix-pidns:mix:pidns \
+	case_exited \
+	case_exited_alone \
+	case_no_plugin \
+	scenario:native-stride:stride:plain:PTIMER_CRIU_MODE=native \
+	scenario:native-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=native \
+	scenario:native-mix:mix:plain:PTIMER_CRIU_MODE=native \
+	scenario:native-threads:threads:plain:PTIMER_CRIU_MODE=native \
+	scenario:fastperiodic:fastperiodic:plain \
+	scenario:native-fastperiodic:fastperiodic:plain:PTIMER_CRIU_MODE=native \
+	case_core_strip
+totals "$suite"

@@ -11,8 +11,11 @@
 # make install DESTDIR=/inst PREFIX=/usr`, and the zdtm-style scenarios go
 # through real `criu dump` + `criu restore --libdir /inst/usr/lib/criu`.
 #
-# check (default, run by test/run.sh): one PASS/FAIL/SKIP line a check.  A
-#   root that cannot be built (no network, ...) gives a SKIP with the reason.
+# check (default, run by test/run.sh): the plan "1..N" (N suites), one
+#   PASS/FAIL/SKIP line a check (each suite's own plan, "ok K CASE" lines and
+#   totals among them), "ok K criu-SUITE" after each suite, and the totals
+#   last.  A root that cannot be built (no network, ...) gives a SKIP with
+#   the reason.
 # bench (test/bench.sh): "bench: SUITE VERSION CASE MODE MEDIAN RUNS..."
 #   lines, criu restore wall times of the sparse sets with and without the
 #   plugin.
@@ -27,14 +30,15 @@ suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(trixie sid)
 TIMEOUT=${PTIMER_CRIU_SUITE_TIMEOUT:-900}	# seconds per suite, inside the root
 [ "$what" = bench ] && TIMEOUT=${PTIMER_CRIU_SUITE_TIMEOUT:-2400}	# the trees take long on a busy machine
+. "$top/test/lib/harness.sh"
 
 if [ "$(id -u)" != 0 ]; then
-	echo "SKIP criu: needs root (debootstrap, namespaces, criu)"
+	skip criu "needs root (debootstrap, namespaces, criu)"
 	exit 0
 fi
 for t in unshare debootstrap flock tar; do
 	if ! command -v "$t" >/dev/null && [ "$t" != debootstrap ]; then
-		echo "SKIP criu: no '$t' on this machine"
+		skip criu "no '$t' on this machine"
 		exit 0
 	fi
 done
@@ -65,24 +69,29 @@ done
 if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
 	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
 		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
-		tar --null -T - -cf "$TMP/src.tar") || { echo "FAIL criu/source: cannot pack the work tree"; exit 1; }
+		tar --null -T - -cf "$TMP/src.tar") || { fail criu/source "cannot pack the work tree"; exit 1; }
 else
-	tar -C "$top" --exclude=./build -cf "$TMP/src.tar" . || { echo "FAIL criu/source: cannot pack the tree"; exit 1; }
+	tar -C "$top" --exclude=./build -cf "$TMP/src.tar" . || { fail criu/source "cannot pack the tree"; exit 1; }
 fi
 
-# A copy of test/criu: bash reads scripts as it runs them, so editing the
-# work tree during a run must not change the running one.
+# A copy of test/criu and test/lib/harness.sh: bash reads scripts as it runs
+# them, so editing the work tree during a run must not change the running one.
 cp -r "$here" "$TMP/criu-scripts"
+cp "$top/test/lib/harness.sh" "$TMP/criu-scripts/harness.sh"
 
-failed=0
+plan "${#suites[@]}"
+k=0
 for s in "${suites[@]}"; do
+	k=$((k + 1))
+	f0=$H_FAIL
 	if [ "${root_rc[$s]}" != 0 ]; then
 		why=$(grep -E 'roots.sh: ' "$TMP/root.$s.err" 2>/dev/null | tail -n 1 | cut -c1-300)
 		if [ "$what" = bench ]; then
 			echo "bench: $s root unavailable: ${why:-roots.sh ensure $s failed}"
 		else
-			echo "SKIP criu-$s: cannot build the Debian root: ${why:-roots.sh ensure $s failed}"
+			skip "criu-$s" "cannot build the Debian root: ${why:-roots.sh ensure $s failed}"
 		fi
+		echo "ok $k criu-$s"
 		continue
 	fi
 	root=$("$here/roots.sh" path "$s")
@@ -94,11 +103,11 @@ for s in "${suites[@]}"; do
 		${PTIMER_BENCH_SETS:+--env "PTIMER_BENCH_SETS=$PTIMER_BENCH_SETS"} -- \
 		bash /ptimer-criu/suite-inner.sh "$s" /ptimer-src.tar /ptimer-criu "$what" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
+	tally "$out"
 	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
 		[ "$rc" = 137 ] && rc="$rc (killed after ${TIMEOUT} s)"
-		echo "FAIL criu-$s: suite-inner.sh exited $rc with no FAIL line"
-		failed=1
+		fail "criu-$s" "suite-inner.sh exited $rc with no FAIL line"
 	fi
-	grep -q '^FAIL ' "$out" && failed=1
+	if [ "$H_FAIL" -eq "$f0" ]; then echo "ok $k criu-$s"; else echo "not ok $k criu-$s"; fi
 done
-exit "$failed"
+totals criu

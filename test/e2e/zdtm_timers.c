@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * zdtm_timers - a zdtm-style end-to-end test of ptimer (in the manner of
- * CRIU's test/zdtm/static/posix_timers.c), in two roles:
+ * CRIU's test/zdtm/static/posix_timers.c), in three roles:
  *
  *   zdtm_timers setup  SCENARIO STATEDIR
  *	create the scenario's threads and timers, write STATEDIR/setup.pid,
@@ -14,10 +14,6 @@
  *	and verify.ready; wait for STATEDIR/restored (ptimer restore has run),
  *	then check every timer the scenario defines and print one
  *	PASS/FAIL/SKIP line a check (test/unit/check.h).  Exit 1 on any FAIL.
- *
- *   zdtm_timers selftest SCENARIO STATEDIR [LABEL]
- *	verify, but the process creates the scenario's timers itself before
- *	verify.ready: checks the checker against the real thing, no ptimer.
  *
  *   zdtm_timers criu SCENARIO STATEDIR [LABEL]
  *	for real criu (test/criu/suite.sh): the restored process is this very
@@ -973,7 +969,7 @@ static void check_all(const struct xtimer *t, size_t n, const bool *skip)
 	free(pt);
 }
 
-static int verify(const struct scenario *sc, const char *dir, bool creates)
+static int verify(const struct scenario *sc, const char *dir)
 {
 	size_t n = sc->build(NULL);
 	struct xtimer *t = calloc(n ? n : 1, sizeof(*t));
@@ -996,7 +992,7 @@ static int verify(const struct scenario *sc, const char *dir, bool creates)
 			}
 		}
 	}
-	if (sc->verify_creates || creates)
+	if (sc->verify_creates)
 		create_timers(t, n, sc->exact_ids || sc->verify_prepare_counter);
 	announce(dir, "verify", sc->nthreads);
 
@@ -1099,8 +1095,8 @@ int main(int argc, char **argv)
 	const struct scenario *sc = NULL;
 
 	if (argc < 4 || (strcmp(argv[1], "setup") && strcmp(argv[1], "verify") &&
-			 strcmp(argv[1], "selftest") && strcmp(argv[1], "criu"))) {
-		fprintf(stderr, "usage: %s setup|verify|selftest|criu SCENARIO STATEDIR [LABEL]\n",
+			 strcmp(argv[1], "criu"))) {
+		fprintf(stderr, "usage: %s setup|verify|criu SCENARIO STATEDIR [LABEL]\n",
 			argv[0]);
 		return 2;
 	}
@@ -1123,5 +1119,5 @@ int main(int argc, char **argv)
 		return setup(sc, argv[3]);
 	if (!strcmp(argv[1], "criu"))
 		return criu_role(sc, argv[3]);
-	return verify(sc, argv[3], !strcmp(argv[1], "selftest"));
+	return verify(sc, argv[3]);
 }

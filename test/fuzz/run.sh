@@ -11,20 +11,35 @@
 #   scratch directory (BUILD/fuzz/new/<target>, never the repository); crash
 #   inputs go to BUILD/fuzz/crash/<target>/.  Prints the exec count of each
 #   run; exit 1 on any crash, leak, timeout or sanitizer report.
+# Both print the plan "1..N" (N targets) first, "ok K TARGET" after each and
+# the totals last (test/lib/harness.sh).
 set -u
 
 mode=${1:-replay}
 BUILD=${2:-build}
 secs=${3:-30}
 cd "$(dirname "$0")/../.." || exit 1
+. test/lib/harness.sh
+case $mode in
+replay | fuzz) ;;
+*)
+	echo "usage: $0 replay|fuzz BUILD [SECONDS]" >&2
+	exit 2
+	;;
+esac
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-fail=0
-for dir in test/fuzz/corpus/*/; do
+set -- test/fuzz/corpus/*/
+plan $#
+k=0
+for dir; do
 	t=$(basename "$dir")
 	bin=$BUILD/fuzz/fuzz_$t
+	k=$((k + 1))
+	f0=$H_FAIL
 	if [ ! -x "$bin" ]; then
-		echo "SKIP fuzz-$t: $bin not built (make fuzz-build; needs clang and libclang-rt-dev)"
+		skip "fuzz-$t" "$bin not built (make fuzz-build; needs clang and libclang-rt-dev)"
+		echo "ok $k fuzz-$t"
 		continue
 	fi
 	case $mode in
@@ -32,11 +47,10 @@ for dir in test/fuzz/corpus/*/; do
 		files=("$dir"*)
 		log=$(mktemp "${TMPDIR:-/tmp}/ptimer-fuzz.XXXXXX")
 		if "$bin" -rss_limit_mb=2048 -timeout=10 "${files[@]}" >"$log" 2>&1; then
-			echo "PASS fuzz-$t: ${#files[@]} corpus inputs replayed"
+			pass "fuzz-$t: ${#files[@]} corpus inputs replayed"
 		else
 			tail -n 40 "$log"
-			echo "FAIL fuzz-$t: replaying $dir crashed (report above)"
-			fail=1
+			fail "fuzz-$t" "replaying $dir crashed (report above)"
 		fi
 		rm -f "$log"
 		;;
@@ -49,17 +63,13 @@ for dir in test/fuzz/corpus/*/; do
 		if "$bin" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 \
 			-print_final_stats=1 -artifact_prefix="$crash/" "$new" "$dir" >"$log" 2>&1; then
 			execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-			echo "PASS fuzz-$t: ${execs:-?} execs in $secs s, corpus $(ls "$new" | wc -l) new inputs"
+			pass "fuzz-$t: ${execs:-?} execs in $secs s, corpus $(ls "$new" | wc -l) new inputs"
 		else
 			tail -n 60 "$log"
-			echo "FAIL fuzz-$t: crash input in $crash/ (log $log)"
-			fail=1
+			fail "fuzz-$t" "crash input in $crash/ (log $log)"
 		fi
 		;;
-	*)
-		echo "usage: $0 replay|fuzz BUILD [SECONDS]" >&2
-		exit 2
-		;;
 	esac
+	if [ "$H_FAIL" -eq "$f0" ]; then echo "ok $k fuzz-$t"; else echo "not ok $k fuzz-$t"; fi
 done
-exit $fail
+totals fuzz

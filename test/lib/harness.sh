@@ -1,23 +1,39 @@
 # SPDX-License-Identifier: MIT
 #
 # test/lib/harness.sh - the one reporting and process harness of every ptimer
-# shell suite (e2e, qemu guest, criu, containers, zdtm).  POSIX sh: it is
-# sourced by bash on the host and by busybox sh inside the qemu guests.
+# shell suite (test/run.sh, test/e2e.sh and its cases, the qemu guest suite,
+# the kernel matrix, the criu suite).  POSIX sh: it is sourced by bash on the
+# host and by busybox sh inside the qemu guests.
 #
 #   . "$TOP/test/lib/harness.sh"
 #   H_PREFIX=criu-trixie/     # optional: put in front of every check name
-#   plan 12                   # "1..12" as kselftest prints it (optional)
+#   plan 12                   # "1..12" as kselftest prints it: the cases to run
 #   pass NAME | fail NAME WHY | skip NAME WHY | info TEXT...
 #   check NAME WHY CMD...     # PASS when CMD succeeds, else FAIL NAME: WHY
-#   totals                    # "# N passed, N failed, N skipped"; status 1 on a FAIL
+#   tally FILE                # count the PASS/FAIL/SKIP lines another program printed
+#   run_cases CASE...         # plan, then each case with "ok K CASE" / "not ok K CASE"
+#   totals [LABEL]            # "# [LABEL: ]N passed, N failed, N skipped"; status 1 on a FAIL
 #
 # Output lines, counted by test/run.sh: "PASS NAME", "FAIL NAME: WHY",
-# "SKIP NAME: WHY"; "# ..." is information.
+# "SKIP NAME: WHY"; "1..N", "ok K CASE", "not ok K CASE" and "# ..." are
+# information.
+#
+# Process helpers for the zdtm_timers roles (test/e2e/zdtm_timers.c: a role
+# writes DIR/ROLE.pid, then DIR/ROLE.ready; the verify role checks its timers
+# once DIR/restored exists and prints PASS/FAIL/SKIP lines):
+#   start_role ROLE SCENARIO DIR [LABEL]   needs ZT (the zdtm_timers program)
+#   wait_ready DIR ROLE PID [TIMEOUT_S]    finish_verify DIR PID
+#   wait_file FILE PID [TIMEOUT_S]
+#   reap PID [JOB]    alive PID    not_stopped PID    wait_until TENTHS CMD...
+#   bg_add PID / bg_kill   processes to kill when the suite exits
+#   ptimer_run OUT TIMEOUT_S ARGS...       needs PT (the ptimer program)
+#   oneline FILE [WIDTH]   ids_of_proc FILE   now   elapsed T0 T1
 
 H_PREFIX=${H_PREFIX:-}
 H_PASS=0
 H_FAIL=0
 H_SKIP=0
+H_BG=
 
 plan() { echo "1..$1"; }
 pass() { echo "PASS $H_PREFIX$1"; H_PASS=$((H_PASS + 1)); }
@@ -32,17 +48,55 @@ check() {
 	if "$@"; then pass "$_h_name"; else fail "$_h_name" "$_h_why"; fi
 }
 
-# totals: the counts of this suite; exit status 1 when a check failed.
+# tally FILE: add the PASS/FAIL/SKIP lines of FILE (printed by another
+# program: a verify process, a case file, a guest) to this suite's counts.
+tally() {
+	H_PASS=$((H_PASS + $(grep -c '^PASS ' "$1" 2>/dev/null)))
+	H_FAIL=$((H_FAIL + $(grep -c '^FAIL ' "$1" 2>/dev/null)))
+	H_SKIP=$((H_SKIP + $(grep -c '^SKIP ' "$1" 2>/dev/null)))
+}
+
+# run_cases CASE...: the plan line ("1..N"), then each CASE, a command whose
+# words are separated by ":" ("scenario:mix:auto" runs `scenario mix auto`),
+# followed by "ok K CASE" or, when it added a FAIL, "not ok K CASE".
+run_cases() {
+	plan $#
+	_hc_k=0
+	for _hc_c; do
+		_hc_k=$((_hc_k + 1))
+		_hc_f=$H_FAIL
+		_hc_ifs=$IFS
+		IFS=:
+		set -f
+		# shellcheck disable=SC2086
+		set -- $_hc_c
+		set +f
+		IFS=$_hc_ifs
+		"$@"
+		if [ "$H_FAIL" -eq "$_hc_f" ]; then
+			echo "ok $_hc_k $*"
+		else
+			echo "not ok $_hc_k $*"
+		fi
+	done
+}
+
+# totals [LABEL]: the counts of this suite; exit status 1 when a check failed.
 totals() {
-	echo "# $H_PASS passed, $H_FAIL failed, $H_SKIP skipped"
+	echo "# ${1:+$1: }$H_PASS passed, $H_FAIL failed, $H_SKIP skipped"
 	[ "$H_FAIL" -eq 0 ]
 }
 
 # oneline FILE [WIDTH]: a file's text on one line, cut at WIDTH (400) chars.
 oneline() { tr '\n' ' ' <"$1" 2>/dev/null | sed 's/ *$//' | cut -c1-"${2:-400}"; }
 
-# now: seconds since the epoch with nanoseconds; elapsed T0 T1: T1 - T0 in s.
-now() { date +%s.%N; }
+# ids_of_proc FILE: the timer IDs of a /proc/PID/timers text, sorted, one
+# line ("0 3 9 ").
+ids_of_proc() { awk '/^ID:/ { print $2 }' "$1" | sort -n | tr '\n' ' '; }
+
+# now: seconds since the epoch with nanoseconds (H_CLOCK: a command printing
+# the same, where date lacks %N: busybox); elapsed T0 T1: T1 - T0 in s.
+now() { if [ -n "${H_CLOCK:-}" ]; then $H_CLOCK; else date +%s.%N; fi; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
 # alive PID: the process exists and is not a zombie.
@@ -72,5 +126,88 @@ not_stopped() {
 		t | T) echo "tid $(basename "$(dirname "$_h_f")") is in state $_h_s"; return 1 ;;
 		esac
 	done
+	return 0
+}
+
+# bg_add PID: kill PID when the suite exits (bg_kill, from its exit trap).
+bg_add() { H_BG="$H_BG $1"; }
+bg_kill() {
+	for _h_p in $H_BG; do
+		kill -KILL "$_h_p" 2>/dev/null
+	done
+	wait 2>/dev/null
+}
+
+# start_role ROLE SCENARIO DIR [LABEL]: `$ZT ROLE SCENARIO DIR [LABEL]` in the
+# background, output in DIR/ROLE.out, stdin /dev/null; its pid in ROLE_PID
+# (also bg_add'ed).  ROLE_WRAP: words put in front ("unshare -pf": then
+# ROLE_PID is unshare's, DIR/ROLE.pid has the role's own pid); ROLE_CWD: the
+# directory to start it in (default: this one).
+ROLE_PID=
+start_role() {
+	# shellcheck disable=SC2086
+	(cd "${ROLE_CWD:-.}" && exec ${ROLE_WRAP:-} "$ZT" "$@") >"$3/$1.out" 2>&1 </dev/null &
+	ROLE_PID=$!
+	bg_add "$ROLE_PID"
+}
+
+# H_POLL: seconds between two looks of wait_ready and finish_verify (0.02;
+# more in a one-CPU guest, where each look takes time from the process
+# watched).
+H_POLL=${H_POLL:-0.02}
+_h_polls() { awk -v t="$1" -v p="$H_POLL" 'BEGIN { printf "%d", t / p }'; }
+
+# wait_file FILE PID [TIMEOUT_S]: poll for FILE (60 s); 1 when PID ended or
+# the time passed without it.  wait_ready DIR ROLE PID [TIMEOUT_S]: the same
+# for DIR/ROLE.ready.
+wait_file() {
+	_h_i=0 _h_n=$(_h_polls "${3:-60}")
+	while [ "$_h_i" -lt "$_h_n" ]; do
+		[ -e "$1" ] && return 0
+		alive "$2" || { [ -e "$1" ]; return; }
+		sleep "$H_POLL"
+		_h_i=$((_h_i + 1))
+	done
+	return 1
+}
+wait_ready() { wait_file "$1/$2.ready" "$3" "${4:-60}"; }
+
+# reap PID [JOB]: kill the process (and the job that started it), wait.
+reap() {
+	kill -KILL "$1" ${2:+"$2"} 2>/dev/null
+	wait "${2:-$1}" 2>/dev/null
+}
+
+# finish_verify DIR PID: let a verify role check (touch DIR/restored), wait
+# for it (180 s, then killed), show and count its PASS/FAIL/SKIP lines, its
+# other lines as "# verify: ...".  A verify that exits non-zero without a
+# FAIL line is one FAIL.
+finish_verify() {
+	touch "$1/restored"
+	_h_i=0 _h_n=$(_h_polls 180)
+	while alive "$2" && [ "$_h_i" -lt "$_h_n" ]; do
+		sleep "$H_POLL"
+		_h_i=$((_h_i + 1))
+	done
+	alive "$2" && kill -KILL "$2"
+	wait "$2" 2>/dev/null
+	_h_rc=$?
+	grep -E '^(PASS|FAIL|SKIP) ' "$1/verify.out"
+	grep -vE '^(PASS|FAIL|SKIP) ' "$1/verify.out" | sed 's/^/# verify: /'
+	tally "$1/verify.out"
+	if [ "$_h_rc" -ne 0 ] && ! grep -q '^FAIL ' "$1/verify.out"; then
+		fail "$(basename "$1")/verify-exit" "zdtm_timers verify exited with status $_h_rc and no FAIL line"
+	fi
+}
+
+# ptimer_run OUT TIMEOUT_S ARGS...: `$PT ARGS` with stdout in OUT, stderr in
+# OUT.err, killed after TIMEOUT_S; its exit status in PT_RC (124: timed out,
+# said in OUT.err).
+ptimer_run() {
+	_h_out=$1 _h_to=$2
+	shift 2
+	timeout -k 5 "$_h_to" "$PT" "$@" >"$_h_out" 2>"$_h_out.err" </dev/null
+	PT_RC=$?
+	[ "$PT_RC" -eq 124 ] && echo "(timed out after $_h_to s)" >>"$_h_out.err"
 	return 0
 }

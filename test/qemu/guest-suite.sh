@@ -8,14 +8,18 @@
 # every timer itself), every restore with --mode auto unless it says linear.
 #
 # Output lines (to stdout, the serial console):
+#   1..N                                             the plan: N cases
 #   PASS NAME | FAIL NAME: WHY | SKIP NAME: WHY     one check each
+#   ok K CASE | not ok K CASE                        after each case
 #   FEATURE KEY VALUE                                for the kernel table
 #   TIME NAME WALL-S PTIMER-MS MODE                  restore times
 #   # ...                                            information
+#   # guest: N passed, N failed, N skipped           the totals, last
 #
 # Environment: PTIMER_DIR (where ptimer, zdtm_timers, kprobe are; /ptimer),
 # SPARSE_MAX (the largest ID of the sparse set when the kernel lacks the
-# prctl; 100000).  Needs root.
+# prctl; 100000).  Needs root.  test/lib/harness.sh is $PTIMER_DIR/harness.sh
+# (test/qemu/initramfs.sh puts it there).
 set -u
 D=${PTIMER_DIR:-/ptimer}
 PT=$D/ptimer
@@ -24,70 +28,16 @@ KP=$D/kprobe
 SPARSE_MAX=${SPARSE_MAX:-100000}
 T=$(mktemp -d /tmp/suite.XXXXXX)
 
-pass() { echo "PASS $1"; }
-fail() { echo "FAIL $1: $2"; }
-skip() { echo "SKIP $1: $2"; }
-info() { echo "# $*"; }
-oneline() { tr '\n' ' ' <"$1" | sed 's/ *$//' | cut -c1-300; }
-now() { "$KP" now; }
-elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
-ids_of_proc() { awk '/^ID:/ { print $2 }' "$1" | sort -n | tr '\n' ' '; }
-
-alive() {
-	[ -r "/proc/$1/stat" ] || return 1
-	! awk '{ sub(/^.*\) /, ""); exit($1 == "Z" ? 0 : 1) }' "/proc/$1/stat" 2>/dev/null
-}
-
-# start_role ROLE SCENARIO DIR [LABEL]: zdtm_timers in the background, pid in RPID
-start_role() {
-	"$ZT" "$1" "$2" "$3" ${4:+"$4"} >"$3/$1.out" 2>&1 </dev/null &
-	RPID=$!
-}
-
-# wait_ready DIR ROLE PID SECONDS
-wait_ready() {
-	local i=0 n=$(($4 * 20))
-	while [ "$i" -lt "$n" ]; do
-		[ -e "$1/$2.ready" ] && return 0
-		alive "$3" || { [ -e "$1/$2.ready" ]; return; }
-		sleep 0.05
-		i=$((i + 1))
-	done
-	return 1
-}
+# the busybox date has no %N: the clock is kprobe's (test/qemu/kprobe.c)
+H_CLOCK="$KP now"
+# one CPU: look less often than on the host, each look takes it from the target
+H_POLL=0.05
+. "$D/harness.sh"
 
 # timeline NAME T0 T1 RESTORE-OUT: "TIME NAME WALL-S PTIMER-MS MODE"; the last
 # two from ptimer's "...: linear mode, 440.926 ms (...)" line
 timeline() {
 	echo "TIME $1 $(elapsed "$2" "$3") $(sed -n 's/.*: \([A-Za-z-]*\) mode, \([0-9.]*\) ms.*/\2 \1/p' "$4" | head -1)"
-}
-
-reap() { kill -KILL "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
-
-# pt OUT SECONDS ARGS...: ptimer with a time limit; status in RC
-pt() {
-	local out=$1 to=$2
-	shift 2
-	timeout -k 5 "$to" "$PT" "$@" >"$out" 2>"$out.err" </dev/null
-	RC=$?
-}
-
-# finish_verify DIR PID: let the verify process check, show its lines
-finish_verify() {
-	local i=0 rc
-	touch "$1/restored"
-	while alive "$2" && [ "$i" -lt 1200 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-	alive "$2" && kill -KILL "$2"
-	wait "$2" 2>/dev/null
-	rc=$?
-	grep -E '^(PASS|FAIL|SKIP) ' "$1/verify.out"
-	grep -vE '^(PASS|FAIL|SKIP) ' "$1/verify.out" | sed 's/^/# verify: /'
-	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$1/verify.out"; then
-		fail "$(basename "$1")/verify-exit" "zdtm_timers verify exited $rc without a FAIL line"
-	fi
 }
 
 # tidmap DIR: --tid-map for every thread but the leader, setup -> verify
@@ -100,7 +50,7 @@ scenario() {
 	local sc=$1 mode=$2 label="$1.$2" dir="$T/$1.$2" spid vpid t0 t1 map rc
 	mkdir -p "$dir"
 	start_role setup "$sc" "$dir"
-	spid=$RPID
+	spid=$ROLE_PID
 	if ! wait_ready "$dir" setup "$spid" 120; then
 		wait "$spid" 2>/dev/null
 		rc=$?
@@ -111,16 +61,16 @@ scenario() {
 		fi
 		return
 	fi
-	pt "$dir/dump.out" 120 dump -t "$spid" -D "$dir"
-	if [ "$RC" -ne 0 ] || [ ! -f "$dir/ptimers-$spid.img" ]; then
-		fail "$label/dump" "ptimer dump -t $spid: exit $RC: $(oneline "$dir/dump.out.err")"
+	ptimer_run "$dir/dump.out" 120 dump -t "$spid" -D "$dir"
+	if [ "$PT_RC" -ne 0 ] || [ ! -f "$dir/ptimers-$spid.img" ]; then
+		fail "$label/dump" "ptimer dump -t $spid: exit $PT_RC: $(oneline "$dir/dump.out.err")"
 		reap "$spid"
 		return
 	fi
 	pass "$label/dump"
 	reap "$spid"
 	start_role verify "$sc" "$dir" "$label"
-	vpid=$RPID
+	vpid=$ROLE_PID
 	if ! wait_ready "$dir" verify "$vpid" 60; then
 		fail "$label/verify-start" "$(oneline "$dir/verify.out")"
 		reap "$vpid"
@@ -129,10 +79,10 @@ scenario() {
 	map=$(tidmap "$dir")
 	t0=$(now)
 	# shellcheck disable=SC2086
-	pt "$dir/restore.out" 300 restore -t "$vpid" -D "$dir" --mode "$mode" $map
+	ptimer_run "$dir/restore.out" 300 restore -t "$vpid" -D "$dir" --mode "$mode" $map
 	t1=$(now)
-	if [ "$RC" -ne 0 ]; then
-		fail "$label/restore" "ptimer restore -t $vpid --mode $mode$map: exit $RC: $(oneline "$dir/restore.out.err")"
+	if [ "$PT_RC" -ne 0 ]; then
+		fail "$label/restore" "ptimer restore -t $vpid --mode $mode$map: exit $PT_RC: $(oneline "$dir/restore.out.err")"
 		reap "$vpid"
 		return
 	fi
@@ -144,9 +94,9 @@ scenario() {
 
 # encode NAME DIR JSON-FILE: DIR/ptimers-4242.img from the JSON
 encode() {
-	pt "$2/encode.out" 30 encode -i "$3" -o "$2/ptimers-4242.img"
-	[ "$RC" -eq 0 ] && return 0
-	fail "$1/encode" "ptimer encode -i $3: exit $RC: $(oneline "$2/encode.out.err")"
+	ptimer_run "$2/encode.out" 30 encode -i "$3" -o "$2/ptimers-4242.img"
+	[ "$PT_RC" -eq 0 ] && return 0
+	fail "$1/encode" "ptimer encode -i $3: exit $PT_RC: $(oneline "$2/encode.out.err")"
 	return 1
 }
 
@@ -160,12 +110,12 @@ timer_json() {
 refused() {
 	local name=$1 out=$2 w ok=1
 	shift 2
-	if [ "$RC" -eq 0 ] || [ "$RC" -ge 124 ]; then
-		fail "$name/refused" "ptimer exit $RC, want a refusal: $(oneline "$out.err")"
+	if [ "$PT_RC" -eq 0 ] || [ "$PT_RC" -ge 124 ]; then
+		fail "$name/refused" "ptimer exit $PT_RC, want a refusal: $(oneline "$out.err")"
 		return
 	fi
 	pass "$name/refused"
-	info "$name: exit $RC: $(oneline "$out.err")"
+	info "$name: exit $PT_RC: $(oneline "$out.err")"
 	[ "$(grep -c . "$out.err")" -eq 1 ] && pass "$name/one-line-error" ||
 		fail "$name/one-line-error" "$(grep -c . "$out.err") lines: $(oneline "$out.err")"
 	for w; do grep -qw -- "$w" "$out.err" || ok=0; done
@@ -190,11 +140,11 @@ case_counter() {
 	encode "$name" "$dir" "$dir/img.json" || return
 	[ "$mode" = auto ] && [ "$EXACT" = 1 ] && sc=offset-target
 	start_role verify "$sc" "$dir" "$name"
-	vpid=$RPID
+	vpid=$ROLE_PID
 	wait_ready "$dir" verify "$vpid" 60 || { fail "$name/target" "$(oneline "$dir/verify.out")"; reap "$vpid"; return; }
-	pt "$dir/restore.out" 120 restore -t "$vpid" -D "$dir" --mode "$mode"
+	ptimer_run "$dir/restore.out" 120 restore -t "$vpid" -D "$dir" --mode "$mode"
 	if [ "$sc" = offset-target ]; then
-		[ "$RC" -eq 0 ] && pass "$name/restore" || fail "$name/restore" "exit $RC: $(oneline "$dir/restore.out.err")"
+		[ "$PT_RC" -eq 0 ] && pass "$name/restore" || fail "$name/restore" "exit $PT_RC: $(oneline "$dir/restore.out.err")"
 		[ "$(ids_of_proc "/proc/$vpid/timers")" = "0 3 9 " ] && pass "$name/ids-0-3-9" ||
 			fail "$name/ids-0-3-9" "/proc/$vpid/timers has '$(ids_of_proc "/proc/$vpid/timers")'"
 		finish_verify "$dir" "$vpid"
@@ -218,12 +168,12 @@ case_counter_reachable() {
 	} >"$dir/img.json"
 	encode "$name" "$dir" "$dir/img.json" || return
 	start_role verify offset-empty "$dir" "$name"
-	vpid=$RPID
+	vpid=$ROLE_PID
 	wait_ready "$dir" verify "$vpid" 60 || { fail "$name/target" "$(oneline "$dir/verify.out")"; reap "$vpid"; return; }
-	pt "$dir/restore.out" 120 restore -t "$vpid" -D "$dir" --mode auto
+	ptimer_run "$dir/restore.out" 120 restore -t "$vpid" -D "$dir" --mode auto
 	ids=$(ids_of_proc "/proc/$vpid/timers")
-	[ "$RC" -eq 0 ] && [ "$ids" = "6 9 " ] && pass "$name/ids-6-9" ||
-		fail "$name/ids-6-9" "exit $RC, ids '$ids': $(oneline "$dir/restore.out.err")"
+	[ "$PT_RC" -eq 0 ] && [ "$ids" = "6 9 " ] && pass "$name/ids-6-9" ||
+		fail "$name/ids-6-9" "exit $PT_RC, ids '$ids': $(oneline "$dir/restore.out.err")"
 	reap "$vpid"
 }
 
@@ -235,9 +185,9 @@ case_thread_no_map() {
 	cp "$dir"/ptimers-*.img "$T/nomap/"
 	s2=$(sed -n 2p "$dir/setup.tids")
 	start_role verify empty2 "$T/nomap" "$name"
-	vpid=$RPID
+	vpid=$ROLE_PID
 	wait_ready "$T/nomap" verify "$vpid" 60 || { fail "$name/target" "$(oneline "$T/nomap/verify.out")"; reap "$vpid"; return; }
-	pt "$T/nomap/restore.out" 60 restore -t "$vpid" -D "$T/nomap" --mode auto
+	ptimer_run "$T/nomap/restore.out" 60 restore -t "$vpid" -D "$T/nomap" --mode auto
 	refused "$name" "$T/nomap/restore.out" "$s2"
 	[ ! -s "/proc/$vpid/timers" ] && pass "$name/nothing-left" ||
 		fail "$name/nothing-left" "/proc/$vpid/timers holds '$(ids_of_proc "/proc/$vpid/timers")'"
@@ -279,17 +229,17 @@ case_sparse() {
 		printf ']}\n'
 	} >"$dir/img.json"
 	encode "$name" "$dir" "$dir/img.json" || return
-	pt "$dir/want.json" 30 show "$dir" --json
+	ptimer_run "$dir/want.json" 30 show "$dir" --json
 	fields "$dir/want.json" >"$dir/want.f"
 	want=$(awk '{ print $1 }' "$dir/want.f" | sort -n | tr '\n' ' ')
 	start_role verify empty "$dir" "$name"
-	vpid=$RPID
+	vpid=$ROLE_PID
 	wait_ready "$dir" verify "$vpid" 60 || { fail "$name/target" "$(oneline "$dir/verify.out")"; reap "$vpid"; return; }
 	t0=$(now)
-	pt "$dir/restore.out" 400 restore -t "$vpid" -D "$dir" --mode "$mode"
+	ptimer_run "$dir/restore.out" 400 restore -t "$vpid" -D "$dir" --mode "$mode"
 	t1=$(now)
-	if [ "$RC" -ne 0 ]; then
-		fail "$name/restore" "ptimer restore --mode $mode: exit $RC: $(oneline "$dir/restore.out.err")"
+	if [ "$PT_RC" -ne 0 ]; then
+		fail "$name/restore" "ptimer restore --mode $mode: exit $PT_RC: $(oneline "$dir/restore.out.err")"
 		reap "$vpid"
 		return
 	fi
@@ -299,11 +249,11 @@ case_sparse() {
 	ids=$(ids_of_proc "/proc/$vpid/timers")
 	[ "$ids" = "$want" ] && pass "$name/ids" || fail "$name/ids" "/proc/$vpid/timers: '$(echo "$ids" | cut -c1-120)', want '$(echo "$want" | cut -c1-120)'"
 	mkdir -p "$dir/again"
-	pt "$dir/again/dump.out" 60 dump -t "$vpid" -D "$dir/again"
-	if [ "$RC" -ne 0 ]; then
-		fail "$name/redump" "exit $RC: $(oneline "$dir/again/dump.out.err")"
+	ptimer_run "$dir/again/dump.out" 60 dump -t "$vpid" -D "$dir/again"
+	if [ "$PT_RC" -ne 0 ]; then
+		fail "$name/redump" "exit $PT_RC: $(oneline "$dir/again/dump.out.err")"
 	else
-		pt "$dir/got.json" 30 show "$dir/again" --json
+		ptimer_run "$dir/got.json" 30 show "$dir/again" --json
 		fields "$dir/got.json" >"$dir/got.f"
 		# all but the value equal; the value at most what it was, > want - 300 s
 		if awk 'NR == FNR { w[$1] = $0; wv[$1] = $8; next }
@@ -334,13 +284,13 @@ case_sparse_million() {
 	} >"$dir/img.json"
 	encode "$name" "$dir" "$dir/img.json" || return
 	start_role verify sparse "$dir" "$name"
-	vpid=$RPID
+	vpid=$ROLE_PID
 	wait_ready "$dir" verify "$vpid" 60 || { fail "$name/target" "$(oneline "$dir/verify.out")"; reap "$vpid"; return; }
 	t0=$(now)
-	pt "$dir/restore.out" 400 restore -t "$vpid" -D "$dir" --mode auto
+	ptimer_run "$dir/restore.out" 400 restore -t "$vpid" -D "$dir" --mode auto
 	t1=$(now)
-	if [ "$RC" -ne 0 ]; then
-		fail "$name/restore" "ptimer restore --mode auto: exit $RC: $(oneline "$dir/restore.out.err")"
+	if [ "$PT_RC" -ne 0 ]; then
+		fail "$name/restore" "ptimer restore --mode auto: exit $PT_RC: $(oneline "$dir/restore.out.err")"
 		reap "$vpid"
 		return
 	fi
@@ -375,25 +325,27 @@ sed 's/^/# check: /' "$T/check"
 echo "FEATURE check_prctl $(grep 'exact timer IDs' "$T/check" | head -1 | tr -s ' ')"
 EXACT=0
 grep -q '^FEATURE prctl77 [01]$' "$T/features" && EXACT=1
-# ptimer check and the probe must agree on the prctl
-if grep 'exact timer IDs' "$T/check" | grep -q ' yes '; then c=1; else c=0; fi
-[ "$c" = "$EXACT" ] && pass "check/prctl-agrees" ||
-	fail "check/prctl-agrees" "ptimer check says '$(grep 'exact timer IDs' "$T/check" | tr -s ' ')', kprobe: $(grep prctl77 "$T/features")"
 info "exact IDs: $EXACT (auto takes $([ "$EXACT" = 1 ] && echo exact || echo linear) mode)"
 
-scenario mix auto
-scenario threads auto
-case_thread_no_map
-scenario dense auto
-[ "$EXACT" = 1 ] && scenario mix linear
+# ptimer check and the probe must agree on the prctl
+case_check() {
+	local c=0
+	grep 'exact timer IDs' "$T/check" | grep -q ' yes ' && c=1
+	[ "$c" = "$EXACT" ] && pass "check/prctl-agrees" ||
+		fail "check/prctl-agrees" "ptimer check says '$(grep 'exact timer IDs' "$T/check" | tr -s ' ')', kprobe: $(grep prctl77 "$T/features")"
+}
+
+# the cases, as run_cases (test/lib/harness.sh) takes them
+set -- case_check scenario:mix:auto scenario:threads:auto case_thread_no_map scenario:dense:auto
+[ "$EXACT" = 1 ] && set -- "$@" scenario:mix:linear
 if [ "$EXACT" = 1 ]; then
-	scenario sparse auto
+	set -- "$@" scenario:sparse:auto
 else
-	case_sparse_million
+	set -- "$@" case_sparse_million
 fi
-case_sparse auto "$SPARSE_MAX" 64
-[ "$EXACT" = 1 ] && case_sparse linear "$SPARSE_MAX" 64
-case_counter auto
-case_counter linear
-case_counter_reachable
+set -- "$@" "case_sparse:auto:$SPARSE_MAX:64"
+[ "$EXACT" = 1 ] && set -- "$@" "case_sparse:linear:$SPARSE_MAX:64"
+set -- "$@" case_counter:auto case_counter:linear case_counter_reachable
+run_cases "$@"
 rm -rf "$T"
+totals guest

@@ -4,7 +4,8 @@
 # test/qemu/initramfs.sh BUILD OUT - the kernel matrix's initramfs (gzip'ed
 # newc cpio) at OUT: busybox (busybox-static) with a link per applet,
 # BUILD/ptimer, BUILD/test/zdtm_timers and BUILD/qemu/kprobe with the shared
-# libraries ldd names and the dynamic loader, test/qemu/guest-suite.sh, and
+# libraries ldd names and the dynamic loader, test/qemu/guest-suite.sh and
+# test/lib/harness.sh (as /ptimer/harness.sh), and
 # test/qemu/init as /init.  Built with the host's tools only.
 set -euo pipefail
 B=$(cd "${1:?usage: initramfs.sh BUILD OUT}" && pwd)
@@ -25,7 +26,7 @@ for a in $("$BB" --list); do
 done
 ln -sf ../bin/busybox "$S/sbin/poweroff"
 cp "$HERE/init" "$S/init"
-cp "$HERE/guest-suite.sh" "$S/ptimer/"
+cp "$HERE/guest-suite.sh" "$HERE/../lib/harness.sh" "$S/ptimer/"
 chmod 755 "$S/init"
 
 # copy_elf FILE: the file into /ptimer, its libraries and loader at their paths

@@ -318,6 +318,48 @@ static void test_round_trip(void)
 	ptimer_image_free(&got);
 }
 
+/*
+ * Images get criu's image mode (CR_FD_PERM 0644, criu/include/image.h) less
+ * the umask, as criu's own open(2) gives them: in a user namespace restored
+ * tasks read images as an unprivileged host uid.
+ */
+static void test_mode(void)
+{
+	static const mode_t masks[] = { 022, 077, 0 };
+	struct ptimer_timer t[N_SAMPLE];
+	struct ptimer_image img;
+	struct ptimer_err err = { "" };
+	char dir[128], path[256], tmp[300];
+	struct stat st;
+	mode_t old;
+	int ret, fd;
+
+	sample_image(&img, t);
+	scratch_dir("mode", dir, sizeof(dir));
+	ptimer_image_path(path, sizeof(path), dir, 7);
+	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
+		old = umask(masks[i]);
+		ret = ptimer_image_write(path, &img, &err);
+		umask(old);
+		CHECK("mode: write", ret == 0, "umask %03o: ret %d: %s", masks[i], ret, err.msg);
+		ret = stat(path, &st);
+		CHECK("mode: image is 0644 less the umask", ret == 0 && (st.st_mode & 07777) == (0644 & ~masks[i]),
+		      "umask %03o: mode %04o, want %04o", masks[i], ret ? 0 : st.st_mode & 07777,
+		      0644 & ~masks[i]);
+	}
+	fd = ptimer_image_create_temp(path, 0640, tmp, sizeof(tmp));
+	CHECK("mode: create_temp names a file beside path", fd >= 0 && !strncmp(tmp, dir, strlen(dir)) &&
+	      strstr(tmp, "/.ptimers-7.img.") && !fstat(fd, &st), "fd %d name %s", fd, tmp);
+	CHECK("mode: create_temp is O_WRONLY, O_CLOEXEC", fd >= 0 && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY &&
+	      (fcntl(fd, F_GETFD) & FD_CLOEXEC), "fd %d", fd);
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp);
+	}
+	ret = ptimer_image_create_temp("/nonexistent-dir/ptimers-1.img", 0644, tmp, sizeof(tmp));
+	CHECK("mode: create_temp in a missing directory gives -ENOENT", ret == -ENOENT, "ret %d", ret);
+}
+
 /* perf workload shape from the seeds: 2048 timers with IDs 512 apart. */
 static void test_sparse_many(void)
 {
@@ -526,7 +568,7 @@ static void test_write_failures(void)
 	snprintf(path, sizeof(path), "%s/missing/ptimers-5.img", dir);
 	ret = ptimer_image_write(path, &img, &err);
 	expect_err("write: into a missing directory -> -ENOENT", ret, -ENOENT, &err,
-		   "cannot write image ", "No such file or directory; check that the image directory");
+		   "cannot write image ", "No such file or directory; check that the path exists");
 	CHECK("write: message names the image path", strstr(err.msg, path) != NULL, "%s", err.msg);
 	n = list_dir(dir, names, sizeof(names));
 	CHECK("write: missing directory leaves nothing", n == 0, "%d entries: %s", n, names);
@@ -558,7 +600,7 @@ static void test_write_failures(void)
 	} else {
 		ret = ptimer_image_write(path, &img, &err);
 		expect_err("write: unwritable directory -> -EACCES", ret, -EACCES, &err,
-			   "Permission denied", "choose another image directory");
+			   "Permission denied", "check the permissions");
 		snprintf(names, sizeof(names), "%s/ro", dir);
 		n = list_dir(names, names, sizeof(names));
 		CHECK("write: unwritable directory leaves nothing", n == 0, "%d entries", n);
@@ -1122,6 +1164,7 @@ int main(void)
 
 	test_path();
 	test_round_trip();
+	test_mode();
 	test_sparse_many();
 	test_framing();
 	test_write_failures();

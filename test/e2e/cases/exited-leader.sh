@@ -22,7 +22,7 @@ start_idle() {
 	mkdir -p "$2"
 	"$IDLE" "$1" "$2" ${3:-} >"$2/out" 2>&1 </dev/null &
 	IDLE_PID=$!
-	BG+=("$IDLE_PID")
+	bg_add "$IDLE_PID"
 	wait_until 100 test -e "$2/ready" || { IDLE_PID=0; return 1; }
 	# the leader is a zombie once pthread_exit() is through
 	[ "$1" != exited ] || wait_until 100 grep -q '^State:.Z' "/proc/$IDLE_PID/status"
@@ -55,7 +55,7 @@ mkdir -p "$TMP/zombie"
 # the child exits at once; its parent has become sleep(1), which never reaps
 bash -c 'sleep 0.05 & exec sleep 30' &
 parent=$!
-BG+=("$parent")
+bg_add "$parent"
 wait_until 50 pgrep -P "$parent" >/dev/null
 zpid=$(pgrep -P "$parent" | head -n1)
 if [ -n "$zpid" ] && wait_until 50 grep -q '^State:.Z' "/proc/$zpid/status"; then

@@ -23,7 +23,7 @@ start_loop() {
 	mkdir -p "$2"
 	"$LOOP" "$1" "$2" ${3:-} >"$2/out" 2>&1 </dev/null &
 	LOOP_PID=$!
-	BG+=("$LOOP_PID")
+	bg_add "$LOOP_PID"
 	wait_until 100 test -e "$2/ready"
 }
 

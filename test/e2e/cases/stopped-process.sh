@@ -19,7 +19,7 @@ start_idle() {
 	mkdir -p "$2"
 	"$IDLE" "$1" "$2" ${3:-} >"$2/out" 2>&1 </dev/null &
 	IDLE_PID=$!
-	BG+=("$IDLE_PID")
+	bg_add "$IDLE_PID"
 	wait_until 100 test -e "$2/ready"
 }
 
