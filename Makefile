@@ -6,6 +6,7 @@
 #   make demo    deps, build, dump a process with sparse timers, restore it
 #   make bench   restore benchmarks, printed as ratios from one run
 #   make fuzz    libFuzzer targets (test/fuzz/), each run FUZZ_SECONDS (30)
+#   make deb     build/ptimer_VERSION_ARCH.deb (packaging/mkdeb.sh)
 
 CC      ?= gcc
 PROTOC_C ?= protoc-c
@@ -49,7 +50,7 @@ BLOB_ASM     := restorer/blob/entry.S
 LIB_OBJS := $(PROTO_O) $(IMAGES_SRCS:%.c=$(B)/%.o) $(CORE_SRCS:%.c=$(B)/%.o) \
 	$(HOST_R_SRCS:%.c=$(B)/%.o) $(B)/restorer/blob_embed.o
 
-.PHONY: all deps check unit e2e demo bench clean install asan fuzz fuzz-build
+.PHONY: all deb deps check unit e2e demo bench clean install asan fuzz fuzz-build
 # Generated protobuf sources and blob stages are kept, not intermediate.
 .SECONDARY:
 all: $(B)/ptimer
@@ -111,6 +112,12 @@ install: all
 	install -D -m 0644 $(B)/ptimer_plugin.so $(DESTDIR)$(PREFIX)/lib/criu/ptimer_plugin.so
 	install -D -m 0644 man/ptimer.1 $(DESTDIR)$(PREFIX)/share/man/man1/ptimer.1
 
+# A Debian package of the binary and the plugin (in /usr/lib/criu), with its
+# dependencies and /etc/criu/ptimer.conf: apt-get install ./build/ptimer_*.deb
+VERSION ?= 0.1.0
+deb: all
+	@sh packaging/mkdeb.sh $(B) $(VERSION)
+
 # --- tests ------------------------------------------------------------------
 UNIT_TESTS := $(patsubst test/unit/test_%.c,$(B)/test/test_%,$(wildcard test/unit/test_*.c))
 E2E_PROGS  := $(patsubst test/e2e/%.c,$(B)/test/%,$(wildcard test/e2e/*.c))
@@ -124,6 +131,10 @@ $(B)/test/test_rseq: test/unit/test_rseq.c test/unit/simkernel.c restorer/algo.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DPTIMER_SIMKERNEL -o $@ test/unit/test_rseq.c test/unit/simkernel.c restorer/algo.c \
 		$(LIB_OBJS) $(LDLIBS)
+# The plugin's settings file (plugin/conf.c needs no criu headers).
+$(B)/test/test_plugin_conf: test/unit/test_plugin_conf.c $(B)/plugin/conf.o $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 # The plugin's reading and editing of criu's core images (no criu needed).
 $(B)/test/test_criu_core $(B)/test/test_criu_timers: $(B)/test/test_%: test/unit/test_%.c $(B)/plugin/criu_core.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)
@@ -177,7 +188,8 @@ clean:
 	rm -rf $(B) $(B)-asan
 
 # --- dependencies -------------------------------------------------------------
-# Debian 13 and later ship compel as libcompel-dev; Debian 12 only inside criu.
+# Debian 13 and later ship compel as libcompel-dev and criu-plugin.h as
+# libcriu-dev; Debian 12 has both only inside criu.
 # Build dependencies only: this also runs inside the criu test roots.  The
 # test harnesses install their own tools (test/qemu/deps.sh: qemu, busybox;
 # test/criu/roots.sh: debootstrap).
@@ -189,6 +201,7 @@ DEPS ?= all
 deps:
 	@compel=libcompel-dev; \
 	apt-cache show libcompel-dev >/dev/null 2>&1 || compel=criu; \
+	if apt-cache show libcriu-dev >/dev/null 2>&1; then compel="$$compel libcriu-dev"; fi; \
 	test=""; \
 	if [ "$(DEPS)" != build ]; then \
 		rt=$$(apt-cache show clang 2>/dev/null | sed -n 's/^Depends:.*clang-\([0-9][0-9]*\).*/libclang-rt-\1-dev/p' | head -n1); \

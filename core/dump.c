@@ -8,8 +8,11 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <linux/ptrace.h>	/* struct ptrace_peeksiginfo_args, PTRACE_PEEKSIGINFO_SHARED */
 
 #include "core/ptimer.h"
 #include "restorer/host/inject.h"
@@ -88,6 +91,88 @@ static int translate_notify(struct ptimer_task *t, struct ptimer_timer *tm, bool
 	return 0;
 }
 
+#define PEEK_BATCH	32	/* siginfos a PTRACE_PEEKSIGINFO call */
+
+static struct ptimer_timer *timer_by_id(struct ptimer_timer *timers, uint32_t n, int32_t id)
+{
+	struct ptimer_timer key = { .timer_id = id };
+
+	return n ? bsearch(&key, timers, n, sizeof(*timers), cmp_timer_id) : NULL;
+}
+
+/*
+ * One signal queue of a stopped thread (shared: the process's), read
+ * without dequeuing (PTRACE_PEEKSIGINFO, Linux 3.10): every SI_TIMER
+ * siginfo marks its timer (si_timerid) pending.  A timer owns one sigqueue
+ * (kernel/time/posix-timers.c), so at most one is its own.
+ */
+static int peek_queue(const struct ptimer_task *t, pid_t tid, bool shared, struct ptimer_timer *timers, uint32_t n,
+		      struct ptimer_err *err)
+{
+	struct ptrace_peeksiginfo_args a = { .off = 0, .flags = shared ? PTRACE_PEEKSIGINFO_SHARED : 0,
+					     .nr = PEEK_BATCH };
+	siginfo_t si[PEEK_BATCH];
+
+	for (;;) {
+		long got = ptrace(PTRACE_PEEKSIGINFO, tid, &a, si);
+
+		/* an exited leader (a zombie, not in a ptrace stop: ESRCH) has no
+		 * queue of its own left; its process's queue is read through
+		 * a live thread */
+		if (got < 0 && errno == ESRCH && !shared && tid != ptimer_task_runner(t))
+			return 0;
+		if (got < 0)
+			return ptimer_errf(err, errno, "reading the %s signal queue of thread %d "
+					   "(PTRACE_PEEKSIGINFO): %s", shared ? "shared" : "private", tid,
+					   strerror(errno));
+		for (long i = 0; i < got; i++) {
+			struct ptimer_timer *tm;
+
+			if (si[i].si_code != SI_TIMER)
+				continue;
+			tm = timer_by_id(timers, n, si[i].si_timerid);
+			if (tm && tm->signo == si[i].si_signo) {
+				tm->pending = 1;
+				tm->pending_overrun = si[i].si_overrun > 0 ? si[i].si_overrun : 0;
+			}
+		}
+		if (got < PEEK_BATCH)
+			return 0;
+		a.off += (uint64_t)got;
+	}
+}
+
+/*
+ * Pending expiries: the timers whose signal is queued and not delivered.
+ * A one-shot timer armed again after it fired has its queued signal
+ * dropped at delivery (timer_settime() bumps it_signal_seq, checked by
+ * posixtimer_deliver_signal(), Linux 6.13+): not pending.  Needs every
+ * thread in a ptrace stop of ours (or of criu's, the plugin runs in it).
+ */
+static int read_pending(const struct ptimer_task *t, struct ptimer_timer *timers, uint32_t n,
+			struct ptimer_err *err)
+{
+	int ret = peek_queue(t, ptimer_task_runner(t), true, timers, n, err);
+
+	for (int i = 0; !ret && i < t->n_threads; i++)
+		ret = peek_queue(t, t->tids[i], false, timers, n, err);
+	for (uint32_t i = 0; !ret && i < n; i++) {
+		struct ptimer_timer *tm = &timers[i];
+
+		if (tm->pending && !tm->it_interval.sec && !tm->it_interval.nsec &&
+		    (tm->it_value.sec || tm->it_value.nsec)) {
+			ptimer_log(PTIMER_LOG_DEBUG, "timer %d: queued signal predates timer_settime(), the "
+				   "kernel drops it: not pending", tm->timer_id);
+			tm->pending = 0;
+			tm->pending_overrun = 0;
+		}
+		if (tm->pending)
+			ptimer_log(PTIMER_LOG_INFO, "timer %d: expired, signal %d queued and not delivered: "
+				   "recorded as a pending expiry", tm->timer_id, tm->signo);
+	}
+	return ret;
+}
+
 int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *timers, uint32_t n,
 			    struct ptimer_err *err)
 {
@@ -146,7 +231,14 @@ static int dump_timers(struct ptimer_task *t, const struct ptimer_dump_opts *o, 
 		ret = translate_notify(t, &timers[i], o && o->strict, &dead[i], err);
 	if (!ret && n && !have_state)
 		ret = ptimer_read_timer_state(t, timers, n, err);
+	if (!ret && n)
+		ret = read_pending(t, timers, n, err);
 	for (uint32_t i = 0; i < n && !ret; i++) {
+		if (dead[i] || timers[i].sigev_notify == PTIMER_SIGEV_NONE) {
+			/* cannot fire (dead clock, exited thread): nothing to deliver */
+			timers[i].pending = 0;
+			timers[i].pending_overrun = 0;
+		}
 		if (dead[i]) {
 			memset(&timers[i].it_value, 0, sizeof(timers[i].it_value));
 			memset(&timers[i].it_interval, 0, sizeof(timers[i].it_interval));
@@ -296,6 +388,13 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 		return ret;
 	}
 	win.exit_from_ns = ptimer_now_ns();
+	if (w) {
+		/* take what queued during the seize: the socket starts the stop empty */
+		const struct ptimer_proc_event *ev;
+		size_t n_ev;
+
+		ptimer_procwatch_poll(w, &ev, &n_ev);
+	}
 	ret = ptimer_dump_task(&t, o, &img, err);
 	if (!ret && w) {
 		tids = malloc((size_t)t.n_threads * sizeof(*tids));

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <linux/cn_proc.h>
@@ -139,7 +140,17 @@ int ptimer_procwatch_start(struct ptimer_procwatch **out, pid_t pid, struct ptim
 			    "with CONFIG_PROC_EVENTS", pid, nl_geterror(r));
 		goto fail;
 	}
-	nl_socket_set_buffer_size(w->sk, WATCH_RCVBUF, 0);
+	/*
+	 * SO_RCVBUF is capped at net.core.rmem_max (~200 KiB): a busy system
+	 * overflows that during one dump.  SO_RCVBUFFORCE ignores the cap and
+	 * needs CAP_NET_ADMIN, which joining the group needed already.
+	 */
+	{
+		int sz = WATCH_RCVBUF;
+
+		if (setsockopt(nl_socket_get_fd(w->sk), SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
+			nl_socket_set_buffer_size(w->sk, WATCH_RCVBUF, 0);
+	}
 	r = nl_socket_set_nonblocking(w->sk);
 	if (r < 0) {
 		ptimer_errf(err, EIO, "cannot watch process %d: non-blocking netlink socket: %s", pid,

@@ -19,11 +19,18 @@
 int ptimer_errf(struct ptimer_err *err, int e, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Diagnostics to stderr (CLI) or criu's log (plugin): set by the caller. */
-extern void (*ptimer_log_fn)(int level, const char *msg);
+/*
+ * Diagnostics to stderr (CLI) or criu's log (plugin): ptimer_log_fn is set
+ * by the caller.  @where is "FILE:LINE" of the ptimer_log() call, which the
+ * plugin puts into criu's "Error (FILE:LINE): " / "Warn  (FILE:LINE): " tags
+ * (criu's pr_err/pr_warn in include/common/log.h or criu/include/log.h).
+ */
+extern void (*ptimer_log_fn)(int level, const char *where, const char *msg);
 enum { PTIMER_LOG_ERROR, PTIMER_LOG_WARN, PTIMER_LOG_INFO, PTIMER_LOG_DEBUG };
 extern int ptimer_verbosity;	/* messages above this level are dropped */
-void ptimer_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ptimer_log_at(int level, const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+#define ptimer_log(level, ...) ptimer_log_at(level, __FILE__, __LINE__, __VA_ARGS__)
 
 /* ---- /proc/PID/timers (core/proc_timers.c) ---------------------------- */
 

@@ -68,6 +68,11 @@ static int map_timers(const struct ptimer_task *t, const struct ptimer_image *im
 	for (uint32_t i = 0; i < img->n_timers; i++) {
 		struct ptimer_timer *tm = &w[i];
 
+		/* criu dumped the queued siginfo and queues it again itself
+		 * (criu/cr-restore.c, restorer signal queues): never twice */
+		if (img->criu_mode != PTIMER_CRIU_NONE)
+			tm->pending = 0;
+
 		if (tm->clock_id < 0 && ~(tm->clock_id >> 3)) {
 			pid_t from = ~(tm->clock_id >> 3), to = ptimer_map_tid(t, img, o, from);
 

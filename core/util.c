@@ -21,19 +21,19 @@ int ptimer_errf(struct ptimer_err *err, int e, const char *fmt, ...)
 	return e > 0 ? -e : e;
 }
 
-static void log_to_stderr(int level, const char *msg)
+static void log_to_stderr(int level, const char *where, const char *msg)
 {
 	static const char *const prefix[] = { "error", "warning", "info", "debug" };
 
 	fprintf(stderr, "ptimer: %s: %s\n", prefix[level], msg);
 }
 
-void (*ptimer_log_fn)(int level, const char *msg) = log_to_stderr;
+void (*ptimer_log_fn)(int level, const char *where, const char *msg) = log_to_stderr;
 int ptimer_verbosity = PTIMER_LOG_WARN;
 
-void ptimer_log(int level, const char *fmt, ...)
+void ptimer_log_at(int level, const char *file, int line, const char *fmt, ...)
 {
-	char msg[1024];
+	char msg[1024], where[256];
 	va_list ap;
 
 	if (level > ptimer_verbosity || !ptimer_log_fn)
@@ -41,7 +41,8 @@ void ptimer_log(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	ptimer_log_fn(level, msg);
+	snprintf(where, sizeof(where), "%s:%d", file, line);
+	ptimer_log_fn(level, where, msg);
 }
 
 uint64_t ptimer_now_ns(void)

@@ -148,6 +148,12 @@ static void entry_from_timer(PtimerEntry *e, const struct ptimer_timer *t)
 	e->interval_nsec = t->it_interval.nsec;
 	e->has_overrun = 1;
 	e->overrun = t->overrun;
+	if (t->pending) {
+		e->has_pending = 1;
+		e->pending = (uint32_t)t->pending;
+		e->has_pending_overrun = 1;
+		e->pending_overrun = t->pending_overrun;
+	}
 }
 
 /*
@@ -478,6 +484,8 @@ static void timer_from_entry(struct ptimer_timer *t, const PtimerEntry *e)
 	t->it_interval.sec = e->interval_sec;
 	t->it_interval.nsec = e->interval_nsec;
 	t->overrun = e->has_overrun ? e->overrun : 0;
+	t->pending = e->has_pending ? (int32_t)e->pending : 0;
+	t->pending_overrun = e->has_pending_overrun ? e->pending_overrun : 0;
 }
 
 /* PtimerHead.threads into img->threads; values are checked by validate. */

@@ -50,6 +50,10 @@ static json_object *timer_to_json(const struct ptimer_timer *t)
 	json_object_object_add(o, "it_value", ts_to_json(&t->it_value));
 	json_object_object_add(o, "it_interval", ts_to_json(&t->it_interval));
 	json_object_object_add(o, "overrun", json_object_new_int(t->overrun));
+	if (t->pending) {
+		json_object_object_add(o, "pending", json_object_new_int(t->pending));
+		json_object_object_add(o, "pending_overrun", json_object_new_int(t->pending_overrun));
+	}
 	return o;
 }
 
@@ -400,23 +404,26 @@ struct jfield {
 	const char *key;
 	enum jkind kind;
 	size_t off;	/* in the struct being filled */
+	bool optional;	/* may be absent: then 0 */
 };
 
 static const struct jfield ts_keys[] = {
-	{ "sec", J_I64, offsetof(struct ptimer_ts, sec) },
-	{ "nsec", J_I64, offsetof(struct ptimer_ts, nsec) },
+	{ "sec", J_I64, offsetof(struct ptimer_ts, sec), false },
+	{ "nsec", J_I64, offsetof(struct ptimer_ts, nsec), false },
 };
 
 static const struct jfield timer_keys[] = {
-	{ "id", J_I32, offsetof(struct ptimer_timer, timer_id) },
-	{ "clock_id", J_I32, offsetof(struct ptimer_timer, clock_id) },
-	{ "sigev_notify", J_I32, offsetof(struct ptimer_timer, sigev_notify) },
-	{ "signo", J_I32, offsetof(struct ptimer_timer, signo) },
-	{ "sival", J_U64, offsetof(struct ptimer_timer, sival) },
-	{ "notify_tid", J_I32, offsetof(struct ptimer_timer, notify_tid) },
-	{ "it_value", J_TS, offsetof(struct ptimer_timer, it_value) },
-	{ "it_interval", J_TS, offsetof(struct ptimer_timer, it_interval) },
-	{ "overrun", J_I32, offsetof(struct ptimer_timer, overrun) },
+	{ "id", J_I32, offsetof(struct ptimer_timer, timer_id), false },
+	{ "clock_id", J_I32, offsetof(struct ptimer_timer, clock_id), false },
+	{ "sigev_notify", J_I32, offsetof(struct ptimer_timer, sigev_notify), false },
+	{ "signo", J_I32, offsetof(struct ptimer_timer, signo), false },
+	{ "sival", J_U64, offsetof(struct ptimer_timer, sival), false },
+	{ "notify_tid", J_I32, offsetof(struct ptimer_timer, notify_tid), false },
+	{ "it_value", J_TS, offsetof(struct ptimer_timer, it_value), false },
+	{ "it_interval", J_TS, offsetof(struct ptimer_timer, it_interval), false },
+	{ "overrun", J_I32, offsetof(struct ptimer_timer, overrun), false },
+	{ "pending", J_I32, offsetof(struct ptimer_timer, pending), true },
+	{ "pending_overrun", J_I32, offsetof(struct ptimer_timer, pending_overrun), true },
 };
 
 /*
@@ -458,10 +465,13 @@ static int expect_object(const struct jctx *c, const struct jwhere *w, const cha
 static int parse_fields(const struct jctx *c, const struct jwhere *w, json_object *obj,
 			const struct jfield *fields, size_t n, void *dst)
 {
+	bool req[16];
 	size_t i;
 	int ret;
 
-	ret = check_keys(c, w, obj, &fields[0].key, sizeof(fields[0]), NULL, n);
+	for (i = 0; i < n && i < sizeof(req) / sizeof(req[0]); i++)
+		req[i] = !fields[i].optional;
+	ret = check_keys(c, w, obj, &fields[0].key, sizeof(fields[0]), req, n);
 	if (ret)
 		return ret;
 	for (i = 0; i < n; i++) {
@@ -470,7 +480,8 @@ static int parse_fields(const struct jctx *c, const struct jwhere *w, json_objec
 		json_object *v;
 		int64_t x;
 
-		json_object_object_get_ex(obj, f->key, &v);
+		if (!json_object_object_get_ex(obj, f->key, &v))
+			continue;	/* optional, absent: stays 0 */
 		switch (f->kind) {
 		case J_I32:
 			ret = get_integer(c, w, f->key, v, INT32_MIN, INT32_MAX, &x);

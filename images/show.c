@@ -152,10 +152,12 @@ void ptimer_image_show(const struct ptimer_image *img, FILE *out)
 		const struct ptimer_timer *t = &img->timers[i];
 		char clk[48], notify[80], val[32], ival[32];
 
-		fprintf(out, "%10" PRId32 "  %-30s  %-32s  0x%016" PRIx64 "  %-21s  %-21s  %" PRId32 "\n",
+		fprintf(out, "%10" PRId32 "  %-30s  %-32s  0x%016" PRIx64 "  %-21s  %-21s  %" PRId32 "%s",
 			t->timer_id, ptimer_clock_name(t->clock_id, clk, sizeof(clk)),
 			notify_desc(t, notify, sizeof(notify)), t->sival,
 			ts_str(&t->it_value, val, sizeof(val)),
-			ts_str(&t->it_interval, ival, sizeof(ival)), t->overrun);
+			ts_str(&t->it_interval, ival, sizeof(ival)), t->overrun, t->pending ? "" : "\n");
+		if (t->pending)
+			fprintf(out, "  pending expiry (signal queued, si_overrun %" PRId32 ")\n", t->pending_overrun);
 	}
 }

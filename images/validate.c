@@ -163,6 +163,21 @@ static int check_timer(const struct ptimer_timer *t, uint32_t i, const char *wha
 			       t->it_interval.sec, t->it_interval.nsec);
 		return -EINVAL;
 	}
+	if (t->pending != 0 && t->pending != 1) {
+		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): pending %" PRId32 " is not 0 or 1 "
+			       "(a timer has one signal of its own to queue)", what, i, id, t->pending);
+		return -EINVAL;
+	}
+	if (t->pending && t->sigev_notify == PTIMER_SIGEV_NONE) {
+		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): pending expiry on a SIGEV_NONE "
+			       "timer, which never queues a signal", what, i, id);
+		return -EINVAL;
+	}
+	if (t->pending_overrun < 0) {
+		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): pending_overrun %" PRId32
+			       " is negative", what, i, id, t->pending_overrun);
+		return -EINVAL;
+	}
 	if (t->overrun < 0) {
 		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): overrun %" PRId32
 			       " is negative", what, i, id, t->overrun);

@@ -23,7 +23,7 @@
  * task at dump.  A task with no timers and no rseq slice extension to
  * restore gets no image; its restore is one failed open.
  *
- * PTIMER_STRICT (environment of criu dump) dumps as ptimer dump --strict
+ * strict (PTIMER_STRICT=yes, or strict in the settings file) dumps as ptimer dump --strict
  * does, at CHECKPOINT_DEVICES (/proc/PID/timers plus a run of the blob in
  * the task): a timer aimed at a thread that is gone then fails the dump,
  * which exit(DUMP) cannot do (criu/cr-dump.c cr_dump_finish() ignores it).
@@ -35,9 +35,14 @@
  * dumped, so that a restore without it fails ("Missing required plugin")
  * instead of silently dropping timers.
  *
- * PTIMER_CRIU_MODE=native (environment of criu dump) leaves timers to criu
- * (4.2+ restores exact IDs itself): the plugin then only writes its image
- * and, at restore, verifies what criu made.
+ * Settings come from /etc/criu/ptimer.conf and criu's environment
+ * (plugin/conf.h).  criu-mode native (PTIMER_CRIU_MODE=native) leaves timers
+ * to criu (4.2+ restores exact IDs itself): the plugin then only writes its
+ * image and, at restore, verifies what criu made.
+ *
+ * Its errors and warnings carry criu's own tags, "Error (FILE:LINE): " and
+ * "Warn  (FILE:LINE): " (criu's pr_err/pr_warn), so that what greps criu's
+ * log for them (zdtm, runtimes, people) finds them.
  */
 #include <errno.h>
 #include <signal.h>
@@ -51,6 +56,7 @@
 #include <criu/criu-plugin.h>
 
 #include "core/ptimer.h"
+#include "plugin/conf.h"
 #include "restorer/host/inject.h"
 
 #define PLUGIN_NAME "ptimer"
@@ -64,23 +70,34 @@ extern bool check_and_remove_inventory_plugin(const char *name, size_t n) __attr
 /* criu/include/log.h levels */
 enum { CRIU_LOG_ERROR = 1, CRIU_LOG_WARN = 2, CRIU_LOG_INFO = 3, CRIU_LOG_DEBUG = 4 };
 
-static enum ptimer_criu_mode dump_mode = PTIMER_CRIU_TAKEOVER;
+static struct ptimer_plugin_conf conf = { .criu_mode = PTIMER_CRIU_TAKEOVER };
 static bool in_inventory __attribute__((unused));
 
 /* A task seen at CHECKPOINT_DEVICES, finished at exit(DUMP). */
 struct dumped_task {
 	struct ptimer_task t;		/* adopted: criu holds it stopped */
 	struct ptimer_image img;	/* threads (rseq) now, timers at exit */
-	bool written;			/* PTIMER_STRICT: image written already */
+	bool written;			/* strict: image written already */
 };
 static struct dumped_task *dumped;
 static size_t n_dumped;
 
-static void criu_log(int level, const char *msg)
+static void criu_log(int level, const char *where, const char *msg)
 {
-	static const unsigned int map[] = { CRIU_LOG_ERROR, CRIU_LOG_WARN, CRIU_LOG_INFO, CRIU_LOG_DEBUG };
-
-	print_on_level(map[level], "%s: %s%s\n", PLUGIN_NAME, level == PTIMER_LOG_ERROR ? "Error: " : "", msg);
+	switch (level) {
+	case PTIMER_LOG_ERROR:
+		print_on_level(CRIU_LOG_ERROR, "Error (%s): " PLUGIN_NAME ": %s\n", where, msg);
+		break;
+	case PTIMER_LOG_WARN:
+		print_on_level(CRIU_LOG_WARN, "Warn  (%s): " PLUGIN_NAME ": %s\n", where, msg);
+		break;
+	case PTIMER_LOG_INFO:
+		print_on_level(CRIU_LOG_INFO, PLUGIN_NAME ": %s\n", msg);
+		break;
+	default:
+		print_on_level(CRIU_LOG_DEBUG, PLUGIN_NAME ": %s\n", msg);
+		break;
+	}
 }
 
 /* criu_get_image_dir() is an fd; our file API wants a path. */
@@ -91,17 +108,23 @@ static void image_dir(char *buf, size_t len)
 
 static int ptimer_plugin_init(int stage)
 {
-	const char *m = getenv("PTIMER_CRIU_MODE");
+	struct ptimer_err err;
 
 	ptimer_log_fn = criu_log;
 	ptimer_verbosity = PTIMER_LOG_DEBUG;
 	ptimer_compel_log_owned = false;	/* criu's compel log stays criu's */
-	if (m && !strcmp(m, "native"))
-		dump_mode = PTIMER_CRIU_NATIVE;
-	else if (m && *m && strcmp(m, "takeover")) {
-		ptimer_log(PTIMER_LOG_ERROR, "PTIMER_CRIU_MODE=%s: expected takeover or native", m);
+	if (ptimer_plugin_conf_load(&conf, NULL, &err)) {
+		ptimer_log(PTIMER_LOG_ERROR, "%s", err.msg);
 		return -1;
 	}
+	ptimer_log(PTIMER_LOG_INFO, "settings (%s, then the environment): criu-mode %s, strict %s, "
+		   "restore-mode %s, rseq-slice %s",
+		   conf.path[0] ? conf.path : "no settings file",
+		   conf.criu_mode == PTIMER_CRIU_NATIVE ? "native" : "takeover", conf.strict ? "yes" : "no",
+		   conf.restore_mode == PTIMER_RESTORE_EXACT ? "exact" :
+		   conf.restore_mode == PTIMER_RESTORE_LINEAR ? "linear" : "auto",
+		   conf.rseq_slice == PTIMER_RSEQ_SLICE_REQUIRE ? "require" :
+		   conf.rseq_slice == PTIMER_RSEQ_SLICE_OFF ? "off" : "auto");
 #ifndef PTIMER_HAVE_CHECKPOINT_DEVICES
 	if (stage == CR_PLUGIN_STAGE__DUMP) {
 		ptimer_log(PTIMER_LOG_ERROR, "built against a criu-plugin.h without the CHECKPOINT_DEVICES "
@@ -153,7 +176,7 @@ static int write_image(struct ptimer_image *img, struct ptimer_err *err)
 {
 	char dir[64], path[4096];
 
-	img->criu_mode = dump_mode;
+	img->criu_mode = conf.criu_mode;
 	image_dir(dir, sizeof(dir));
 	ptimer_image_path(path, sizeof(path), dir, img->pid);
 	return ptimer_image_write_flags(path, img, PTIMER_IMG_NOSYNC, err);
@@ -162,7 +185,7 @@ static int write_image(struct ptimer_image *img, struct ptimer_err *err)
 #ifdef PTIMER_HAVE_CHECKPOINT_DEVICES
 static int ptimer_plugin_checkpoint(int pid)
 {
-	struct ptimer_dump_opts o = { .strict = getenv("PTIMER_STRICT") != NULL };
+	struct ptimer_dump_opts o = { .strict = conf.strict };
 	struct dumped_task *d = new_dumped();
 	struct ptimer_err err;
 	int ret;
@@ -187,10 +210,10 @@ static int ptimer_plugin_checkpoint(int pid)
 	}
 	if (ret)
 		goto fail;
-	if (dump_mode == PTIMER_CRIU_TAKEOVER && !in_inventory) {
+	if (conf.criu_mode == PTIMER_CRIU_TAKEOVER && !in_inventory) {
 		if (!add_inventory_plugin || add_inventory_plugin(PLUGIN_NAME)) {
 			ptimer_log(PTIMER_LOG_ERROR, "cannot record the plugin in criu's inventory (this criu "
-				   "has no add_inventory_plugin: use criu 4.0 or later, or PTIMER_CRIU_MODE=native)");
+				   "has no add_inventory_plugin: use criu 4.0 or later, or criu-mode native)");
 			return -1;
 		}
 		in_inventory = true;
@@ -232,7 +255,7 @@ static int finish_task(struct dumped_task *d, const char *dir, struct ptimer_err
 	if (ret)
 		return ret;
 	if (d->written) {
-		/* PTIMER_STRICT: ours is written; criu's copy only goes */
+		/* strict: ours is written; criu's copy only goes */
 		n = d->img.n_timers;
 		goto strip;
 	}
@@ -246,9 +269,9 @@ static int finish_task(struct dumped_task *d, const char *dir, struct ptimer_err
 		goto out;
 	ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): %u POSIX timers saved to ptimers-%d.img (%s)",
 		   d->t.pid, d->t.vpid, n, d->t.vpid,
-		   dump_mode == PTIMER_CRIU_NATIVE ? "criu restores them, ptimer verifies" : "ptimer restores them");
+		   conf.criu_mode == PTIMER_CRIU_NATIVE ? "criu restores them, ptimer verifies" : "ptimer restores them");
 strip:
-	if (dump_mode == PTIMER_CRIU_TAKEOVER && ptimer_criu_core_n_timers(c)) {
+	if (conf.criu_mode == PTIMER_CRIU_TAKEOVER && ptimer_criu_core_n_timers(c)) {
 		ret = ptimer_criu_core_strip(c, err);
 		if (ret) {
 			/* criu's timers stay; ours must not be restored on top of them */
@@ -283,14 +306,12 @@ static void ptimer_plugin_exit(int stage, int ret)
 
 static int ptimer_plugin_resume_late(int pid)
 {
-	struct ptimer_restore_opts o = { 0 };
+	struct ptimer_restore_opts o = { .mode = conf.restore_mode, .rseq_slice = conf.rseq_slice };
 	struct ptimer_restore_stats st;
 	struct ptimer_image img;
 	struct ptimer_task t;
 	struct ptimer_err err;
 	char dir[64], path[4096];
-	const char *m = getenv("PTIMER_RESTORE_MODE");
-	const char *rs = getenv("PTIMER_RSEQ_SLICE");
 	pid_t vpid = ptimer_proc_nspid(pid, pid);
 	int ret;
 
@@ -310,16 +331,6 @@ static int ptimer_plugin_resume_late(int pid)
 	}
 	if (ret)
 		goto fail;
-	if (rs && ptimer_slice_rseq_slice_parse(rs, &o.rseq_slice)) {
-		ptimer_image_free(&img);
-		ptimer_log(PTIMER_LOG_ERROR, "PTIMER_RSEQ_SLICE=%s: expected auto, require or off", rs);
-		kill(pid, SIGKILL);
-		return -1;
-	}
-	if (m && !strcmp(m, "linear"))
-		o.mode = PTIMER_RESTORE_LINEAR;
-	else if (m && !strcmp(m, "exact"))
-		o.mode = PTIMER_RESTORE_EXACT;
 	ret = ptimer_task_adopt(&t, pid, &err);
 	if (!ret) {
 		if (img.criu_mode == PTIMER_CRIU_NATIVE) {

@@ -64,6 +64,13 @@ struct ptimer_timer {
 	int32_t overrun;	/* timer_getoverrun() at dump; informational */
 	struct ptimer_ts it_value;	/* remaining time, relative; 0 = disarmed */
 	struct ptimer_ts it_interval;	/* period; 0 = one-shot */
+	int32_t pending;	/* 1: its signal was queued, undelivered, at dump
+				   (PTRACE_PEEKSIGINFO, SI_TIMER); RESTORE makes
+				   the timer expire at once so the kernel queues
+				   it again; 0: nothing pending, or left to criu */
+	int32_t pending_overrun;	/* si_overrun of that queued siginfo as
+					   peeked (6.13+ fill it at delivery:
+					   0); informational */
 };
 
 /* What the blob is asked to do. */

@@ -125,12 +125,22 @@ static long arm_timers(struct ptimer_blob_args *a)
 	while (a->n_armed < a->n_created) {
 		const struct ptimer_timer *tm = &t[a->n_armed];
 
-		if (!ts_is_zero(&tm->it_value)) {
+		if (!ts_is_zero(&tm->it_value) || tm->pending) {
 			struct ptimer_kitimerspec its;
 			long ret;
 
 			its.it_interval = tm->it_interval;
 			its.it_value = tm->it_value;
+			/*
+			 * Its signal was queued at dump: expire at once, so the
+			 * kernel queues the timer's own signal again (delivered
+			 * once, rearmed on delivery like the original,
+			 * kernel/time/posix-timers.c posixtimer_deliver_signal()).
+			 */
+			if (tm->pending) {
+				its.it_value.sec = 0;
+				its.it_value.nsec = 1;
+			}
 			ret = sys_timer_settime(tm->timer_id, 0, &its, NULL);
 			if (ret < 0)
 				return fail_at(a, ret, a->n_armed);

@@ -5,7 +5,9 @@
 # end-to-end script (test/e2e.sh), the fuzz corpus replay (test/fuzz/run.sh),
 # both suites again built with ASan and UBSan (BUILD-asan, SKIP when not
 # built), then the suite against real criu 4.1.1 and 4.2.1 in cached Debian
-# roots (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips it).
+# roots (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips it), then container
+# runtimes (test/containers/suite.sh; skipped by PTIMER_SKIP_CRIU=1 or
+# PTIMER_SKIP_CONTAINERS=1).
 #
 # Output, as kselftest prints it (test/lib/harness.sh): the plan "1..N" (N
 # programs and suites), their output streamed through, "ok K NAME" or "not ok
@@ -63,11 +65,11 @@ if [ -x "$ASAN_BUILD/ptimer" ]; then
 	done
 fi
 # the units, e2e, fuzz replay, the sanitizer stage (its units, its e2e and
-# the report check, or one SKIP), the kernel matrix, criu
+# the report check, or one SKIP), the kernel matrix, criu, containers
 if [ -x "$ASAN_BUILD/ptimer" ]; then
-	plan $((${#units[@]} + 2 + ${#asan_units[@]} + 2 + 2))
+	plan $((${#units[@]} + 2 + ${#asan_units[@]} + 2 + 3))
 else
-	plan $((${#units[@]} + 2 + 1 + 2))
+	plan $((${#units[@]} + 2 + 1 + 3))
 fi
 
 for prog in "${units[@]}"; do
@@ -130,6 +132,16 @@ if [ -n "${PTIMER_SKIP_CRIU:-}" ]; then
 else
 	echo "# test/criu/suite.sh check"
 	run criu bash test/criu/suite.sh check
+fi
+# test/containers/suite.sh: runc, crun and podman with the plugin's .deb in
+# roots of their own, the trixie -> sid moves, and the install on Debian 12,
+# 13 and sid (test/containers/install.sh).
+if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_CONTAINERS:-}" ]; then
+	skip containers "PTIMER_SKIP_CRIU or PTIMER_SKIP_CONTAINERS is set"
+	stage_done containers "$H_FAIL"
+else
+	echo "# test/containers/suite.sh check"
+	run containers env PTIMER_BUILD="$BUILD" bash test/containers/suite.sh check
 fi
 
 totals

@@ -12,6 +12,10 @@
 # line, "#" comments): its root is a root of its own, SUITE-SET, holding the
 # base packages below and the set's, so suites that need more (container
 # runtimes, zdtm's tools) never rebuild a root another suite is using.
+# A set with a line "@minimal" gets criu and its own packages only, none of
+# the build packages below (a host as users have it: test/containers/).
+# Suites: trixie, sid; bookworm only for minimal sets (its criu 3.17 does not
+# run on new kernels, but packages install there).
 #
 # Roots live in $PTIMER_ROOTS (default /var/cache/ptimer-test/roots)/NAME.
 # A root is built in a temporary directory beside it and renamed into place
@@ -53,12 +57,23 @@ usage() { die "usage: roots.sh ensure|path|check|remove SUITE [SET]   (SUITE: tr
 set_pkgs() {
 	[ -n "$1" ] || return 0
 	[ -r "$here/roots.d/$1.pkgs" ] || die "no package set '$1' ($here/roots.d/$1.pkgs)"
-	sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$here/roots.d/$1.pkgs"
+	sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' -e '/^@/d' "$here/roots.d/$1.pkgs"
+}
+
+# set_minimal SET: true when the set asks for no build packages.
+set_minimal() {
+	[ -n "$1" ] && grep -qx '@minimal' "$here/roots.d/$1.pkgs"
+}
+
+# base_pkgs: the build packages every non-minimal root gets.
+base_pkgs() {
+	set_minimal "$SET" || printf '%s\n' "${APT_PKGS[@]}"
 }
 
 check_suite() {
 	case "$1" in
 	trixie|sid) ;;
+	bookworm) set_minimal "$SET" || die "bookworm: only minimal sets (its criu 3.17 cannot build or run the suites)" ;;
 	*) die "unknown suite '$1' (want trixie or sid)" ;;
 	esac
 }
@@ -86,7 +101,8 @@ recipe_hash() {
 		echo "recipe $RECIPE_VERSION"
 		echo "suite $suite"
 		echo "boot ${BOOT_PKGS[*]}"
-		{ printf '%s\n' "${APT_PKGS[@]}"; set_pkgs "$SET"; } | LC_ALL=C sort
+		{ base_pkgs; set_pkgs "$SET"; } | LC_ALL=C sort
+		set_minimal "$SET" && echo minimal
 		printf '%s' "$APT_CONF"
 	} | sha256sum | cut -c1-16
 }
@@ -155,7 +171,7 @@ build_root() {  # SUITE FINAL
 	printf '%s' "$APT_CONF" > "$tmp/etc/apt/apt.conf.d/99ptimer-test"
 	cp /etc/resolv.conf "$tmp/etc/resolv.conf" 2>/dev/null || true
 	local apt_log="$ROOTS/.$NAME.apt.log" pkgs
-	mapfile -t pkgs < <(printf '%s\n' "${APT_PKGS[@]}"; set_pkgs "$SET")
+	mapfile -t pkgs < <(base_pkgs; set_pkgs "$SET")
 	log "$NAME: apt-get install ${pkgs[*]} (log: $apt_log)"
 	if ! "$here/enter.sh" "$tmp" --env DEBIAN_FRONTEND=noninteractive -- \
 		sh -c 'apt-get update -q && apt-get install -y -q "$@" && apt-get clean' sh "${pkgs[@]}" \
@@ -166,7 +182,7 @@ build_root() {  # SUITE FINAL
 	local v
 	v=$(chroot "$tmp" dpkg-query -W -f='${Version}' criu) || die "$suite: criu is not installed in the new root"
 	[ -x "$tmp/usr/bin/crit" ] || log "$suite: warning: no crit in the root"
-	[ -e "$tmp/usr/include/criu/criu-plugin.h" ] || die "$suite: no /usr/include/criu/criu-plugin.h in the new root"
+	set_minimal "$SET" || [ -e "$tmp/usr/include/criu/criu-plugin.h" ] || die "$suite: no /usr/include/criu/criu-plugin.h in the new root"
 	{
 		echo "suite=$suite"
 		echo "criu=$v"
@@ -220,8 +236,8 @@ cmd_ensure() {
 }
 
 [ $# -eq 2 ] || [ $# -eq 3 ] || usage
-check_suite "$2"
 SET=${3:-}
+check_suite "$2"
 NAME=$2${SET:+-$SET}
 set_pkgs "$SET" >/dev/null
 case "$1" in

@@ -47,7 +47,7 @@ mkdir -p "$SRC" "$W"
 build() {
 	cd "$SRC" && tar xf "$tarball" &&
 		make deps DEPS=build && make -j2 && make install DESTDIR=/inst PREFIX=/usr &&
-		make -j2 build/test/zdtm_timers build/test/bench_tree
+		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/bench_tree
 }
 
 # prepare: build and install (PASS lines in check mode; FAIL and exit when
@@ -302,11 +302,48 @@ fi
 # dumps it as SIGEV_NONE with a warning and the restore succeeds.
 case_exited() {
 	scenario exited exited plain || return
-	if grep -q 'ptimer: .*which is gone; dumping it as SIGEV_NONE' "$W/exited.img/dump.log"; then
-		pass "exited/dump-warns"
+	# criu's own warning tag: "Warn  (FILE:LINE): " (criu's pr_warn)
+	if grep -qE 'Warn  \([a-z_/]+\.c:[0-9]+\): ptimer: .*which is gone; dumping it as SIGEV_NONE' "$W/exited.img/dump.log"; then
+		pass "exited/dump-warns: $(grep -oE 'Warn  \([^)]*\): ptimer: process [0-9]+: timer' "$W/exited.img/dump.log" | head -n1)"
 	else
-		fail "exited/dump-warns" "no 'ptimer: ... which is gone; dumping it as SIGEV_NONE' in dump.log: $(logtail "$W/exited.img/dump.log")"
+		fail "exited/dump-warns" "no 'Warn  (FILE:LINE): ptimer: ... which is gone; dumping it as SIGEV_NONE' in dump.log: $(logtail "$W/exited.img/dump.log")"
 	fi
+}
+# The plugin's settings file (plugin/conf.h), named by PTIMER_CONFIG so that
+# the root's /etc/criu stays untouched: strict from the file refuses the
+# exited-thread timer; the environment overrides the file; a bad value is
+# one tagged error line and a failed dump that leaves the process running.
+case_conf() {
+	local rc n line
+	printf '# test\nstrict = yes\n' >"$W/strict.conf"
+	printf 'criu-mode = takeover\nstrict = maybe\n' >"$W/bad.conf"
+	start conf-strict criu exited plain || return
+	rm -rf "$D.img"; mkdir -p "$D.img"
+	PTIMER_CONFIG=$W/strict.conf timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$PID" -D "$D.img" \
+		-v4 -o dump.log --libdir "$LIBDIR" >/dev/null 2>&1
+	rc=$?
+	if [ "$rc" -ne 0 ] && grep -qE 'Error \([a-z_/]+\.c:[0-9]+\): ptimer: .*(gone|exited)' "$D.img/dump.log" && ! gone "$PID"; then
+		pass "conf/strict-from-file: dump refused: $(grep -oE 'Error \([^)]*\): ptimer: .*' "$D.img/dump.log" | head -n1 | cut -c1-110)"
+	else
+		fail "conf/strict-from-file" "criu dump exit $rc, process $(gone "$PID" && echo gone || echo running): $(logtail "$D.img/dump.log")"
+	fi
+	rm -rf "$D.img"; mkdir -p "$D.img"
+	PTIMER_CONFIG=$W/bad.conf timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$PID" -D "$D.img" \
+		-v4 -o dump.log --libdir "$LIBDIR" >/dev/null 2>&1
+	rc=$?
+	n=$(grep -c 'ptimer: ' "$D.img/dump.log")
+	line=$(grep -F "strict = 'maybe': expected yes or no" "$D.img/dump.log")
+	if [ "$rc" -ne 0 ] && [ "$(printf '%s\n' "$line" | grep -c .)" = 1 ] &&
+		printf '%s' "$line" | grep -qE "Error \([a-z_/]+\.c:[0-9]+\): ptimer: $W/bad.conf:2: strict" &&
+		! ls "$D.img"/ptimers-*.img >/dev/null 2>&1 && ! gone "$PID"; then
+		pass "conf/bad-value: dump fails: $(printf '%s' "$line" | grep -oE 'Error \(.*' | cut -c1-120)"
+	else
+		fail "conf/bad-value" "criu dump exit $rc, $n ptimer lines, process $(gone "$PID" && echo gone || echo running): $(logtail "$D.img/dump.log")"
+	fi
+	if PTIMER_CONFIG=$W/strict.conf dump conf-env-over-file "$D.img" PTIMER_STRICT=no -- --libdir "$LIBDIR"; then
+		pass "conf/env-over-file: PTIMER_STRICT=no over 'strict = yes': dump done"
+	fi
+	kill_wait "$PID"
 }
 # The same with criu alone: noted, not counted (criu's failure, not ours).
 case_exited_alone() {
@@ -421,6 +458,50 @@ case_core_strip() {
 	crit_case cpuclocks	# two threads (two core images), CPU-clock timers
 }
 
+# Pending expiries (test/e2e/pending_timer.c, role criu): a one-shot and a
+# periodic timer that fired while their signals were blocked.  The plugin
+# records them (dump.log), criu dumps the queued siginfo and queues it again
+# itself, and the plugin must not add its own: the restored process takes the
+# one-shot's expiry exactly once.  DUMP-ENV as for scenario.
+case_pending() {  # NAME [DUMP-ENV]...
+	local name=$1 img job
+	shift
+	D=$W/$name
+	rm -rf "$D" "$D.img"
+	mkdir -p "$D"
+	setsid "$SRC/build/test/pending_timer" criu "$D" >"$D/criu.out" 2>&1 </dev/null &
+	job=$!
+	disown "$job"
+	if ! wait_ready "$D" criu "$job" 60; then
+		fail "$name/start" "pending_timer criu did not get ready: $(oneline "$D/criu.out")"
+		return 1
+	fi
+	PID=$(cat "$D/criu.pid")
+	img=$D.img
+	dump "$name" "$img" "$@" -- --libdir "$LIBDIR" || { kill_wait "$PID"; return 1; }
+	if [ "$(grep -c 'ptimer: .*recorded as a pending expiry' "$img/dump.log")" -eq 2 ]; then
+		pass "$name/plugin-records-2-pending"
+	else
+		fail "$name/plugin-records-2-pending" "$(grep -c 'recorded as a pending expiry' "$img/dump.log") 'recorded as a pending expiry' lines in dump.log: $(logtail "$img/dump.log")"
+	fi
+	restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
+	if [ "$RC" -ne 0 ]; then
+		fail "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
+		return 1
+	fi
+	pass "$name/restore (${RTIME} s)"
+	touch "$D/restored"
+	if ! wait_until 600 test -e "$D/criu.done"; then
+		fail "$name/verify" "the restored process wrote no criu.done: $(oneline "$D/criu.out")"
+		[ -n "$RPID" ] && kill_wait "$RPID"
+		return 1
+	fi
+	sed "s|pending-expiry/|$name/|" "$D/criu.result" | grep -E '^(PASS|FAIL|SKIP) '
+	tally "$D/criu.result"
+	[ -n "$RPID" ] && wait_until 100 gone "$RPID"
+	return 0
+}
+
 # The sparse sets, the mix of kinds, two threads, the same as pid 1 of its
 # own pid namespace (criu alone fails there: "Can't create posix timer"); a
 # timer of an exited thread; a plugin dump restored without the plugin;
@@ -437,6 +518,7 @@ run_cases prepare \
 	scenario:threads-pidns:threads:pidns \
 	scenario:mix-pidns:mix:pidns \
 	case_exited \
+	case_conf \
 	case_exited_alone \
 	case_no_plugin \
 	scenario:native-stride:stride:plain:PTIMER_CRIU_MODE=native \
@@ -445,5 +527,7 @@ run_cases prepare \
 	scenario:native-threads:threads:plain:PTIMER_CRIU_MODE=native \
 	scenario:fastperiodic:fastperiodic:plain \
 	scenario:native-fastperiodic:fastperiodic:plain:PTIMER_CRIU_MODE=native \
+	case_pending:pending \
+	case_pending:native-pending:PTIMER_CRIU_MODE=native \
 	case_core_strip
 totals "$suite"

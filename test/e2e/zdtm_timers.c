@@ -267,6 +267,49 @@ static size_t build_exited(struct xtimer *t)
 }
 
 /*
+ * container: what test/containers/ runs as a container's pid 1 (built
+ * static): five timers with IDs 0, 1, 100002, 100003, 100004 (the exact-ID
+ * prctl) on REALTIME, MONOTONIC, BOOTTIME and PROCESS_CPUTIME, three of them
+ * periodic and checked to fire after restore, and one SIGEV_THREAD_ID aimed
+ * at the leader, pid 1 of the container (criu alone cannot restore that one:
+ * "Can't create posix timer").  Two threads, as container programs have.
+ */
+static size_t build_container(struct xtimer *t)
+{
+	size_t n = 0;
+	int r = SIGRTMIN;
+
+	n = add(t, n, (struct xtimer){ .id = 0, .clock = CLOCK_REALTIME, .notify = SIGEV_SIGNAL,
+		.signo = r + 0, .sival = 0xc0, .value = SEC(1000), .what = "REALTIME one-shot" });
+	n = add(t, n, (struct xtimer){ .id = 1, .clock = CLOCK_MONOTONIC, .notify = SIGEV_SIGNAL,
+		.signo = r + 1, .sival = 0xc1, .value = MS(70), .interval = MS(100), .fires = true,
+		.what = "MONOTONIC periodic" });
+	n = add(t, n, (struct xtimer){ .id = 100002, .clock = CLOCK_BOOTTIME, .notify = SIGEV_THREAD_ID,
+		.signo = r + 2, .sival = 0xc2, .thread = 0, .value = MS(90), .interval = MS(150),
+		.fires = true, .what = "BOOTTIME thread_id->pid 1" });
+	n = add(t, n, (struct xtimer){ .id = 100003, .clock = CLOCK_PROCESS_CPUTIME_ID, .notify = SIGEV_NONE,
+		.sival = 0xc3, .value = SEC(1000), .what = "PROCESS_CPUTIME none" });
+	n = add(t, n, (struct xtimer){ .id = 100004, .clock = CLOCK_REALTIME, .notify = SIGEV_SIGNAL,
+		.signo = r + 4, .sival = 0xc4, .value = MS(110), .interval = MS(200), .fires = true,
+		.what = "REALTIME periodic" });
+	return n;
+}
+
+/*
+ * container-bench: the container set with its SIGEV_THREAD_ID timer aimed at
+ * the second thread instead of pid 1, which criu alone can restore: the
+ * container benchmark times criu with and without the plugin on it.
+ */
+static size_t build_container_bench(struct xtimer *t)
+{
+	size_t n = build_container(t);
+
+	if (t)
+		t[2].thread = 1;
+	return n;
+}
+
+/*
  * fastperiodic: periodic SIGEV_NONE timers with intervals of 2..9 ms.  At
  * any moment each has less than its interval left, and one that expires
  * between a restore arming it and a check reloads from its interval: a
@@ -361,6 +404,8 @@ static const struct scenario scenarios[] = {
 	{ "sparse100k", 1, true, false, 0, false, build_sparse100k, 0 },
 	{ "exited", 2, false, false, 0, false, build_exited, 1 },
 	{ "fastperiodic", 1, false, false, 0, false, build_fastperiodic, 0 },
+	{ "container", 2, true, false, 0, false, build_container, 0 },
+	{ "container-bench", 2, true, false, 0, false, build_container_bench, 0 },
 	/* verify-only targets */
 	{ "offset-target", 1, false, true, 5, false, build_offset, 0 },
 	{ "offset-empty", 1, false, true, 5, false, build_none, 0 },

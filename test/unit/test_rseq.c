@@ -21,7 +21,7 @@ static uint8_t areas[4][32] __attribute__((aligned(32)));
 static long blob_runs;
 static char last_warn[1024];
 
-static void capture(int level, const char *msg)
+static void capture(int level, const char *where, const char *msg)
 {
 	if (level == PTIMER_LOG_WARN)
 		snprintf(last_warn, sizeof(last_warn), "%s", msg);

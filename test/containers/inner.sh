@@ -1,0 +1,437 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# The part of test/containers/suite.sh that runs inside a SUITE-containers
+# root (enter.sh --pidns --sys --pts; /ptimer-src.tar, /ptimer-ct = this
+# folder, /xfer shared with the other root).
+#
+#   inner.sh SUITE check|bench
+#
+# Build: make deps DEPS=build && make deb, apt-get install ./build/ptimer_*.deb
+# (the plugin lands in /usr/lib/criu, where every runtime's criu finds it),
+# and test/e2e/zdtm_timers.c built static as the container's program.
+# Host setup the runtimes need here (cgroup v1, no systemd): the v1
+# hierarchies mounted and no cgroup2 (crun refuses a v1 layout with cgroup2
+# mounted), a cgroupsPath in every config, stdio of containers on pipes.
+# Where ptrace hardware breakpoints never fire (test/criu/hwbp-probe.c), a
+# wrapper named criu first on PATH adds CRIU_FAULT=130: podman starts criu
+# dump without the caller's environment, but every runtime finds criu on PATH.
+#
+# check: for each runtime a container runs `zdtm_timers criu container
+# /state LABEL`, is checkpointed and restored; /proc/PID/timers before and
+# after must be equal once every tid is written as the container sees it;
+# then the program checks its own timers (ids, clocks, values, that they fire
+# on the right thread) and its PASS/FAIL lines are printed here.
+# bench: runc checkpoint and restore, with and without the plugin.
+set -u
+
+suite=$1 what=${2:-check}
+P=containers-$suite
+S=/ptimer-ct
+SRC=/var/tmp/ptimer-ct/src
+W=/var/tmp/ptimer-ct/work
+X=/xfer
+TO=${PTIMER_CT_TIMEOUT:-180}
+PLUGIN=/usr/lib/criu/ptimer_plugin.so
+nfail=0
+
+pass() { echo "PASS $P/$1"; }
+fail() { echo "FAIL $P/$1: $2"; nfail=$((nfail + 1)); }
+skip() { echo "SKIP $P/$1: $2"; }
+note() { echo "# $suite: $*"; }
+oneline() { tr '\n' ' ' <"$1" 2>/dev/null | sed 's/ *$//' | cut -c1-300; }
+logtail() {
+	{ grep -hE 'Error|error|rror \(|Missing|ptimer' "$@" 2>/dev/null | tail -n 4; } | tr '\n' ' ' | cut -c1-400
+}
+wait_until() {  # TENTHS CMD...
+	local n=$1 i
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+secs() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }'; }
+
+# ---- build and install ----------------------------------------------------------
+# PTIMER_CT_REUSE=1 (while working on the suite): keep the last build
+[ -n "${PTIMER_CT_REUSE:-}" ] && [ -x "$W/zt" ] || rm -rf /var/tmp/ptimer-ct
+mkdir -p "$SRC" "$W"
+t0=$EPOCHREALTIME
+if [ -n "${PTIMER_CT_REUSE:-}" ] && [ -x "$W/zt" ]; then
+	note "PTIMER_CT_REUSE: the build of an earlier run"
+elif (cd "$SRC" && tar xf /ptimer-src.tar && make deps DEPS=build && make -j2 deb &&
+	gcc -O2 -static -pthread -o "$W/zt" test/e2e/zdtm_timers.c -lrt) >"$W/build.log" 2>&1; then
+	[ "$what" = check ] && pass "build: make deps && make deb ($(secs "$t0") s)"
+else
+	echo "FAIL $P/build: $(tail -n 5 "$W/build.log" | tr '\n' ' ' | cut -c1-400)"
+	exit 1
+fi
+DEB=$(ls "$SRC"/build/ptimer_*.deb)
+if DEBIAN_FRONTEND=noninteractive apt-get install -y -q --reinstall "$DEB" >"$W/apt.log" 2>&1 &&
+	[ -f "$PLUGIN" ] && [ -x /usr/bin/ptimer ]; then
+	[ "$what" = check ] && pass "install: apt-get install ./build/$(basename "$DEB") ($(dpkg-query -W -f='${Depends}' ptimer))"
+else
+	echo "FAIL $P/install: apt-get install ./build/$(basename "$DEB"): $(tail -n 3 "$W/apt.log" | tr '\n' ' ')"
+	exit 1
+fi
+mkdir -p "$X/debs/$suite" && cp "$DEB" "$X/debs/$suite/"
+CRIU_VERSION=$(criu --version | awk '/^Version/ { print $2 }')
+note "criu $CRIU_VERSION, runc $(runc --version | awk 'NR == 1 { print $3 }'), crun $(crun --version 2>/dev/null | awk 'NR == 1 { print $3 }'), podman $(podman --version | awk '{ print $3 }')"
+
+# The plugin's settings file: a directory of this session over /etc/criu,
+# so the cached root's own file (the package's conffile) stays as it is.
+mkdir -p "$W/etc-criu"
+cp /etc/criu/* "$W/etc-criu/" 2>/dev/null
+mount --bind "$W/etc-criu" /etc/criu
+
+# ---- host setup ------------------------------------------------------------------
+mount -t tmpfs -o mode=0755 cgroup-root /sys/fs/cgroup
+for c in cpu cpuacct cpuset memory devices freezer blkio pids; do
+	grep -qw "^$c" /proc/cgroups || continue
+	mkdir -p "/sys/fs/cgroup/$c"
+	mount -t cgroup -o "$c" cgroup "/sys/fs/cgroup/$c" || note "cannot mount the $c cgroup hierarchy"
+done
+mkdir -p /sys/fs/cgroup/systemd
+mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd || note "cannot mount the name=systemd hierarchy"
+# cgroups of containers of an interrupted run (the hierarchies are the host's)
+for d in /sys/fs/cgroup/*/ptimer-ct/*/ /sys/fs/cgroup/*/ptimer-ct/; do
+	[ -d "$d" ] && rmdir "$d" 2>/dev/null
+done
+
+if gcc -O2 -o "$W/hwbp-probe" "$S/hwbp-probe.c" 2>/dev/null && "$W/hwbp-probe" >"$W/hwbp.out" 2>&1; then
+	note "$(cat "$W/hwbp.out")"
+else
+	mkdir -p /run/ptimer-bin
+	printf '#!/bin/sh\nCRIU_FAULT=130 exec /usr/sbin/criu "$@"\n' >/run/ptimer-bin/criu
+	chmod +x /run/ptimer-bin/criu
+	export PATH=/run/ptimer-bin:$PATH
+	note "$(cat "$W/hwbp.out" 2>/dev/null); criu runs as CRIU_FAULT=130 criu (wrapper first on PATH)"
+fi
+
+# The container's file system: the static program and an empty /state.
+ROOTFS=$W/rootfs
+mkdir -p "$ROOTFS"/{proc,dev,sys,tmp,state}
+cp "$W/zt" "$ROOTFS/zt"
+tar -C "$ROOTFS" -cf "$W/rootfs.tar" .
+
+# ---- helpers -----------------------------------------------------------------------
+
+# timers PID: /proc/PID/timers, one timer a line, sorted, every tid written
+# as the container's pid namespace sees it (NSpid's last field).
+timers() {
+	local pid=$1
+	awk -v pid="$pid" '
+		function nstid(t,   f, l, n, a) {
+			f = "/proc/" pid "/task/" t "/status"
+			while ((getline l < f) > 0)
+				if (l ~ /^NSpid:/) { n = split(l, a, /[ \t]+/); close(f); return a[n] }
+			close(f); return "?" t
+		}
+		/^ID:/ { id = $2 } /^signal:/ { s = $2 }
+		/^notify:/ { split($2, a, "."); n = a[1] "." nstid(a[2]) }
+		/^ClockID:/ { print id, s, n, $2 }' "/proc/$pid/timers" | sort -n
+}
+
+# bundle NAME LABEL DIR: an OCI bundle in DIR running the program
+# (scenario $SCEN, default container).
+bundle() {
+	local name=$1 label=$2 b=$3
+	rm -rf "$b"
+	mkdir -p "$b/work" "$b/rwork"
+	cp -a "$ROOTFS" "$b/rootfs"
+	(cd "$b" && runc spec) || return 1
+	python3 - "$b/config.json" "$label" "$name" "${SCEN:-container}" <<'PY'
+import json, sys
+p, label, name, scen = sys.argv[1:5]
+c = json.load(open(p))
+c["process"]["terminal"] = False
+c["process"]["args"] = ["/zt", "criu", scen, "/state", label]
+c["root"]["readonly"] = False
+c["linux"]["cgroupsPath"] = "/ptimer-ct/" + name
+json.dump(c, open(p, "w"), indent=1)
+PY
+}
+
+# oci_run RT NAME BUNDLE: start the container detached, stdio on pipes.
+oci_run() {
+	local rt=$1 name=$2 b=$3
+	"$rt" delete -f "$name" >/dev/null 2>&1
+	: | timeout "$TO" "$rt" run -d --bundle "$b" "$name" > >(cat >>"$b/stdio.out") 2> >(cat >"$b/run.err")
+}
+oci_pid() { "$1" state "$2" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' 2>/dev/null; }
+
+# ready DIR NAME: the program wrote DIR/criu.ready
+ready() {
+	wait_until 300 test -e "$1/criu.ready" && return 0
+	fail "$2/start" "the program did not get ready: $(oneline "$1/criu.out") $(cat "$3" 2>/dev/null | tr '\n' ' ' | cut -c1-200)"
+	return 1
+}
+
+# compare NAME BEFORE PID: the restored timers, tids mapped, against BEFORE.
+compare() {
+	local name=$1 before=$2 pid=$3
+	timers "$pid" >"$before.after"
+	if [ -s "$before" ] && cmp -s "$before" "$before.after"; then
+		pass "$name/timers: /proc/PID/timers equal, tids mapped ($(awk '{ printf "%s%s", s, $1; s = "," }' "$before"))"
+	else
+		fail "$name/timers" "before: $(tr '\n' ';' <"$before") after: $(tr '\n' ';' <"$before.after")"
+	fi
+}
+
+# collect NAME STATEDIR: let the restored program check itself.
+collect() {
+	local name=$1 st=$2
+	touch "$st/restored"
+	if ! wait_until 600 test -e "$st/criu.done"; then
+		fail "$name/verify" "the restored program wrote no criu.done: $(oneline "$st/criu.out")"
+		return 1
+	fi
+	grep -E '^(PASS|FAIL|SKIP) ' "$st/criu.result"
+	nfail=$((nfail + $(grep -c '^FAIL ' "$st/criu.result")))
+}
+
+# oci_case RT: run, checkpoint, restore, compare, verify under runc or crun.
+oci_case() {
+	local rt=$1 name=$1 b=$W/$1 pid t0 rc
+	if ! command -v "$rt" >/dev/null; then
+		skip "$name" "no $rt in this root"
+		return
+	fi
+	bundle "$name" "$P/$name" "$b" || { fail "$name/bundle" "$rt spec failed"; return; }
+	if ! oci_run "$rt" "$name" "$b"; then
+		skip "$name" "$rt run fails here: $(oneline "$b/run.err")"
+		return
+	fi
+	ready "$b/rootfs/state" "$name" "$b/run.err" || { "$rt" delete -f "$name" >/dev/null 2>&1; return; }
+	pid=$(oci_pid "$rt" "$name")
+	timers "$pid" >"$b/before"
+	t0=$EPOCHREALTIME
+	timeout "$TO" "$rt" checkpoint --image-path "$b/img" --work-path "$b/work" "$name" >"$b/ckpt.out" 2>&1
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		fail "$name/checkpoint" "$rt checkpoint exit $rc: $(oneline "$b/ckpt.out") $(logtail "$b/work/dump.log")"
+		"$rt" delete -f "$name" >/dev/null 2>&1
+		return
+	fi
+	pass "$name/checkpoint ($(secs "$t0") s): $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers saved' "$b/work/dump.log" | head -n1)"
+	t0=$EPOCHREALTIME
+	: | timeout "$TO" "$rt" restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" "$name" \
+		> >(cat >>"$b/stdio.out") 2> >(cat >"$b/restore.err")
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		fail "$name/restore" "$rt restore exit $rc: $(oneline "$b/restore.err") $(logtail "$b/rwork/restore.log")"
+		"$rt" delete -f "$name" >/dev/null 2>&1
+		return
+	fi
+	pass "$name/restore ($(secs "$t0") s): $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers restored, [a-zA-Z-]+ mode' "$b/rwork/restore.log" | head -n1)"
+	pid=$(oci_pid "$rt" "$name")
+	compare "$name" "$b/before" "$pid"
+	collect "$name" "$b/rootfs/state"
+	"$rt" delete -f "$name" >/dev/null 2>&1
+}
+
+export PODMAN_IGNORE_CGROUPSV1_WARNING=1
+PODMAN=(podman --root "$W/podman/root" --runroot "$W/podman/run" --storage-driver vfs
+	--cgroup-manager cgroupfs --events-backend file --runtime runc)
+IMAGE=localhost/ptimer-ct:latest
+pm() { timeout "$TO" "${PODMAN[@]}" "$@"; }
+pm_pid() { pm inspect -f '{{.State.Pid}}' "$1" 2>/dev/null; }
+# pm_log NAME FILE: a criu log podman keeps in the container's userdata
+pm_log() { find "$W/podman" -path "*$(pm inspect -f '{{.Id}}' "$1" 2>/dev/null)*" -name "$2" 2>/dev/null | head -n1; }
+pm_image() {
+	pm image exists "$IMAGE" 2>/dev/null || pm import "$W/rootfs.tar" "$IMAGE" >"$W/podman-import.out" 2>&1
+}
+# pm_start NAME STATEDIR: a podman container holding the program.
+pm_start() {
+	local name=$1 st=$2
+	rm -rf "$st"
+	mkdir -p "$st"
+	pm rm -f "$name" >/dev/null 2>&1
+	pm run -d --name "$name" --network none -v "$st:/state" "$IMAGE" \
+		/zt criu container /state "$P/$name" >"$W/$name.run" 2>&1
+}
+
+podman_case() {
+	local name=podman st=$X/$suite-podman pid t0 rc log
+	if ! pm_image; then
+		skip podman "podman import fails here: $(oneline "$W/podman-import.out")"
+		return
+	fi
+	if ! pm_start "$name" "$st"; then
+		skip podman "podman run fails here: $(oneline "$W/$name.run")"
+		return
+	fi
+	ready "$st" "$name" "$W/$name.run" || { pm rm -f "$name" >/dev/null 2>&1; return; }
+
+	# podman checkpoint runs criu without the caller's environment: the
+	# settings file is what reaches it.  A bad value fails the checkpoint
+	# with one tagged line and leaves the container running.
+	printf 'strict = maybe\n' >/etc/criu/ptimer.conf
+	pm container checkpoint "$name" >"$W/$name.badckpt" 2>&1
+	rc=$?
+	log=$(pm_log "$name" dump.log)
+	if [ "$rc" -ne 0 ] && [ "$(pm inspect -f '{{.State.Status}}' "$name")" = running ] &&
+		[ "$(grep -c "strict = 'maybe'" "$log" 2>/dev/null)" = 1 ] &&
+		grep -qE "Error \([a-z_/]+\.c:[0-9]+\): ptimer: /etc/criu/ptimer.conf:1: strict = 'maybe': expected yes or no" "$log"; then
+		pass "podman/conf-bad-value: checkpoint fails, container runs: $(grep -oE 'Error \(.*' "$log" | grep ptimer | head -n1 | cut -c1-110)"
+	else
+		fail "podman/conf-bad-value" "checkpoint exit $rc, state $(pm inspect -f '{{.State.Status}}' "$name"): $(oneline "$W/$name.badckpt") ${log:+$(logtail "$log")}"
+	fi
+	printf '# test\nstrict = yes\nrestore-mode = linear\n' >/etc/criu/ptimer.conf
+
+	pid=$(pm_pid "$name")
+	timers "$pid" >"$W/$name.before"
+	t0=$EPOCHREALTIME
+	# -k (--keep): podman deletes criu's logs after a checkpoint otherwise
+	if ! pm container checkpoint -k "$name" >"$W/$name.ckpt" 2>&1; then
+		fail "podman/checkpoint" "$(oneline "$W/$name.ckpt") $(logtail "$(pm_log "$name" dump.log)")"
+		pm rm -f "$name" >/dev/null 2>&1
+		rm -f /etc/criu/ptimer.conf
+		return
+	fi
+	log=$(pm_log "$name" dump.log)
+	if grep -q 'ptimer: settings (/etc/criu/ptimer.conf, then the environment): criu-mode takeover, strict yes, restore-mode linear' "$log"; then
+		pass "podman/checkpoint ($(secs "$t0") s): settings from /etc/criu/ptimer.conf reach criu dump"
+	else
+		fail "podman/checkpoint" "no 'ptimer: settings (/etc/criu/ptimer.conf...strict yes' in $log: $(logtail "$log")"
+	fi
+	t0=$EPOCHREALTIME
+	if ! pm container restore -k "$name" >"$W/$name.restore" 2>&1; then
+		fail "podman/restore" "$(oneline "$W/$name.restore") $(logtail "$(pm_log "$name" restore.log)")"
+		pm rm -f "$name" >/dev/null 2>&1
+		rm -f /etc/criu/ptimer.conf
+		return
+	fi
+	log=$(pm_log "$name" restore.log)
+	if grep -qE 'ptimer: task [0-9]+ \(vpid 1\): 5 POSIX timers restored, linear mode' "$log"; then
+		pass "podman/restore ($(secs "$t0") s): $(grep -oE 'ptimer: task [0-9]+ \(vpid 1\): 5 POSIX timers restored, linear mode' "$log")"
+	else
+		fail "podman/restore" "no 'ptimer: ... 5 POSIX timers restored, linear mode' in $log: $(logtail "$log")"
+	fi
+	rm -f /etc/criu/ptimer.conf
+	compare "$name" "$W/$name.before" "$(pm_pid "$name")"
+	collect "$name" "$st"
+	pm rm -f "$name" >/dev/null 2>&1
+}
+
+# criu alone, and a restore on a host without the plugin (runc).  The plugin
+# is moved out of /usr/lib/criu and back; the directory stays, so that criu
+# reads the inventory's plugin list (criu/plugin.c cr_plugin_init()).
+noplugin_cases() {
+	local b=$W/alone pid rc
+	bundle alone "$P/alone" "$b" && oci_run runc alone "$b" && ready "$b/rootfs/state" alone "$b/run.err" || return
+	mv "$PLUGIN" "$W/ptimer_plugin.so.away"
+	pid=$(oci_pid runc alone)
+	timers "$pid" >"$b/before"
+	timeout "$TO" runc checkpoint --image-path "$b/img" --work-path "$b/work" alone >"$b/ckpt.out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		: | timeout "$TO" runc restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" alone \
+			> >(cat >>"$b/stdio.out") 2> >(cat >"$b/restore.err")
+		rc=$?
+		if [ "$rc" -ne 0 ]; then
+			pass "criu-alone: runc restore without the plugin fails as known: $(grep -ohm1 "Can't create posix timer.*" "$b/rwork/restore.log" || logtail "$b/rwork/restore.log")"
+		else
+			note "criu $CRIU_VERSION alone restored the container (the known failure is gone)"
+			compare alone "$b/before" "$(oci_pid runc alone)"
+			collect alone "$b/rootfs/state"
+		fi
+	else
+		fail "criu-alone/checkpoint" "runc checkpoint without the plugin exit $rc: $(logtail "$b/work/dump.log")"
+	fi
+	runc delete -f alone >/dev/null 2>&1
+	mv "$W/ptimer_plugin.so.away" "$PLUGIN"
+
+	b=$W/missing
+	bundle missing "$P/missing" "$b" && oci_run runc missing "$b" && ready "$b/rootfs/state" missing "$b/run.err" || return
+	if timeout "$TO" runc checkpoint --image-path "$b/img" --work-path "$b/work" missing >"$b/ckpt.out" 2>&1; then
+		mv "$PLUGIN" "$W/ptimer_plugin.so.away"
+		: | timeout "$TO" runc restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" missing \
+			> >(cat >>"$b/stdio.out") 2> >(cat >"$b/restore.err")
+		rc=$?
+		mv "$W/ptimer_plugin.so.away" "$PLUGIN"
+		if [ "$rc" -ne 0 ] && grep -q 'Missing required plugin' "$b/rwork/restore.log"; then
+			pass "no-plugin-restore: runc restore fails: $(grep -ohm1 'Missing required plugin.*' "$b/rwork/restore.log" | cut -c1-80)"
+		elif [ "$rc" -eq 0 ]; then
+			fail "no-plugin-restore" "runc restore without the plugin succeeded: the container runs without its timers ($(grep -c '^ID:' "/proc/$(oci_pid runc missing)/timers" 2>/dev/null) left)"
+		else
+			fail "no-plugin-restore" "runc restore failed (exit $rc) but not with 'Missing required plugin': $(logtail "$b/rwork/restore.log")"
+		fi
+	else
+		fail "no-plugin-restore/checkpoint" "$(logtail "$b/work/dump.log")"
+	fi
+	runc delete -f missing >/dev/null 2>&1
+}
+
+# ---- moves between hosts: trixie checkpoints into /xfer, sid restores ---------------
+move_out() {
+	local b=$X/move-runc st=$X/move-podman pid
+	rm -rf "$b" "$st" "$X/move-podman.tar.gz"
+	if bundle move "$P/move-runc" "$b" && oci_run runc move "$b" && ready "$b/rootfs/state" move-runc/out "$b/run.err"; then
+		timers "$(oci_pid runc move)" >"$b/before"
+		if timeout "$TO" runc checkpoint --image-path "$b/img" --work-path "$b/work" move >"$b/ckpt.out" 2>&1; then
+			pass "move-runc/out: runc checkpoint into $b/img"
+			echo "$suite $CRIU_VERSION" >"$b/from"
+		else
+			fail "move-runc/out" "$(logtail "$b/work/dump.log")"
+		fi
+		runc delete -f move >/dev/null 2>&1
+	fi
+	if pm_image && pm_start move-podman "$st" && ready "$st" move-podman/out "$W/move-podman.run"; then
+		timers "$(pm_pid move-podman)" >"$X/move-podman.before"
+		if pm container checkpoint --export "$X/move-podman.tar.gz" move-podman >"$W/move-podman.ckpt" 2>&1; then
+			pass "move-podman/out: podman container checkpoint --export $X/move-podman.tar.gz"
+		else
+			fail "move-podman/out" "$(oneline "$W/move-podman.ckpt")"
+		fi
+		pm rm -f move-podman >/dev/null 2>&1
+	fi
+}
+
+move_in() {
+	local b=$X/move-runc st=$X/move-podman
+	if [ -f "$b/from" ]; then
+		: | timeout "$TO" runc restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" move \
+			> >(cat >>"$b/stdio.out") 2> >(cat >"$b/restore.err")
+		if [ $? -eq 0 ]; then
+			pass "move-runc/in: checkpoint of criu $(cut -d' ' -f2 "$b/from") ($(cut -d' ' -f1 "$b/from")) restored by criu $CRIU_VERSION"
+			compare move-runc "$b/before" "$(oci_pid runc move)"
+			collect move-runc "$b/rootfs/state"
+		else
+			fail "move-runc/in" "$(oneline "$b/restore.err") $(logtail "$b/rwork/restore.log")"
+		fi
+		runc delete -f move >/dev/null 2>&1
+	else
+		skip "move-runc/in" "no runc checkpoint from the other root in $b"
+	fi
+	if [ -f "$X/move-podman.tar.gz" ]; then
+		if pm_image && pm container restore --import "$X/move-podman.tar.gz" >"$W/move-podman.restore" 2>&1; then
+			pass "move-podman/in: podman container restore --import"
+			compare move-podman "$X/move-podman.before" "$(pm_pid move-podman)"
+			collect move-podman "$st"
+		else
+			fail "move-podman/in" "$(oneline "$W/move-podman.restore")"
+		fi
+		pm rm -f move-podman >/dev/null 2>&1
+	else
+		skip "move-podman/in" "no podman export from the other root"
+	fi
+}
+
+if [ "$what" = bench ]; then
+	. "$S/bench-inner.sh"
+	exit 0
+fi
+
+oci_case runc
+oci_case crun
+podman_case
+noplugin_cases
+case "$suite" in
+trixie) move_out ;;
+sid) move_in ;;
+esac
+[ -n "${PTIMER_CT_REUSE:-}" ] || rm -rf /var/tmp/ptimer-ct
+exit $((nfail > 0))

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# test/containers/suite.sh [check|bench] [SUITE]... - ptimer's CRIU plugin under
+# container runtimes: runc, crun and podman on criu 4.1.1 (trixie) and 4.2.1
+# (sid), in cached Debian roots of their own (test/criu/roots.sh ensure
+# SUITE containers: the base build packages plus test/criu/roots.d/
+# containers.pkgs).
+#
+# check (run by test/run.sh; PTIMER_SKIP_CONTAINERS=1 leaves it out): in each
+#   root inner.sh builds the project and its .deb ('make deb'), installs it
+#   with apt-get install ./build/ptimer_*.deb, and runs a static container
+#   program holding five timers (zdtm_timers criu container) through
+#   checkpoint and restore under each runtime; then the moves from trixie to
+#   sid: runc image directories, podman --export/--import.  One host
+#   directory, bound at /xfer into both roots, carries what moves.
+# bench (test/bench.sh): "cbench: SUITE VERSION RUNTIME PHASE MODE MEDIAN
+#   RUNS..." lines, runc checkpoint and restore times with and without the
+#   plugin (test/containers/bench.sh reads them).
+# A root that cannot be built, or a runtime that cannot run here, is a SKIP
+# with the reason.  Needs root.  Exit 1 when a check failed.
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+roots=$top/test/criu/roots.sh
+what=check
+case "${1:-}" in check|bench) what=$1; shift ;; esac
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(trixie sid)
+TIMEOUT=${PTIMER_CONTAINERS_TIMEOUT:-900}	# seconds per root
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP containers: needs root (debootstrap, namespaces, criu)"
+	exit 0
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-containers.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM HUP
+
+declare -A root_rc
+for s in "${suites[@]}"; do
+	if "$roots" check "$s" containers 2>/dev/null; then
+		root_rc[$s]=0
+		continue
+	fi
+	echo "# containers: building the $s-containers root (cached in $("$roots" path "$s" containers); a few minutes)"
+	"$roots" ensure "$s" containers >"$TMP/root.$s.out" 2>"$TMP/root.$s.err" &
+	root_rc[$s]=pid:$!
+done
+for s in "${suites[@]}"; do
+	case ${root_rc[$s]} in
+	pid:*) wait "${root_rc[$s]#pid:}"; root_rc[$s]=$?
+		sed 's/^/# /' "$TMP/root.$s.err" ;;
+	esac
+done
+
+if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+		tar --null -T - -cf "$TMP/src.tar") || { echo "FAIL containers/source: cannot pack the work tree"; exit 1; }
+else
+	tar -C "$top" --exclude=./build -cf "$TMP/src.tar" . || { echo "FAIL containers/source: cannot pack the tree"; exit 1; }
+fi
+# copies: editing the work tree during a run must not change the running one
+cp -r "$here" "$TMP/scripts"
+cp "$top/test/criu/hwbp-probe.c" "$TMP/scripts/"
+mkdir -p "$TMP/xfer"
+
+mkdir -p "$TMP/xfer/debs"
+failed=0
+for s in "${suites[@]}"; do
+	if [ "${root_rc[$s]}" != 0 ]; then
+		why=$(grep -E 'roots.sh: ' "$TMP/root.$s.err" 2>/dev/null | tail -n 1 | cut -c1-300)
+		echo "SKIP containers-$s: cannot build the Debian root: ${why:-roots.sh ensure $s containers failed}"
+		continue
+	fi
+	root=$("$roots" path "$s" containers)
+	echo "# containers-$s: $(sed -n 's/^criu=//p' "$root/.ptimer-root") in $root"
+	out=$TMP/$s.out
+	# one run at a time in a root: its containers, cgroups and work
+	# directory have fixed names
+	exec 8>"$root.run.lock"
+	flock 8
+	timeout -s KILL "$TIMEOUT" "$top/test/criu/enter.sh" "$root" --pidns --pts --sys \
+		--ro-bind "$TMP/src.tar:/ptimer-src.tar" --ro-bind "$TMP/scripts:/ptimer-ct" \
+		--bind "$TMP/xfer:/xfer" ${PTIMER_CT_REUSE:+--env PTIMER_CT_REUSE=1} -- \
+		bash /ptimer-ct/inner.sh "$s" "$what" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	exec 8>&-
+	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
+		[ "$rc" = 137 ] && rc="$rc (killed after ${TIMEOUT} s)"
+		echo "FAIL containers-$s: inner.sh exited $rc with no FAIL line"
+		failed=1
+	fi
+	grep -q '^FAIL ' "$out" && failed=1
+done
+
+# The install on Debian 12, 13 and sid: each root's .deb (inner.sh leaves
+# it in /xfer/debs/SUITE), this host's when it is one of them (built from
+# PTIMER_BUILD, default build/), and the README's from-source commands
+# (PTIMER_INSTALL_SOURCE: the suites to build from source in, default
+# trixie; "bookworm trixie sid" for all three).
+if [ "$what" = check ] && [ -z "${PTIMER_SKIP_INSTALL:-}" ]; then
+	host=$(. /etc/os-release 2>/dev/null; echo "${VERSION_CODENAME:-}")
+	case "$host" in
+	bookworm|trixie|sid)
+		if [ ! -d "$TMP/xfer/debs/$host" ] &&
+			make --no-print-directory -s -C "$top" B="${PTIMER_BUILD:-build}" deb >"$TMP/hostdeb.out" 2>&1; then
+			mkdir -p "$TMP/xfer/debs/$host"
+			cp "$(tail -n 1 "$TMP/hostdeb.out")" "$TMP/xfer/debs/$host/" 2>/dev/null ||
+				cp "$top/$(tail -n 1 "$TMP/hostdeb.out")" "$TMP/xfer/debs/$host/"
+		fi ;;
+	esac
+	bash "$here/install.sh" "$TMP/xfer/debs" deb bookworm trixie sid || failed=1
+	# shellcheck disable=SC2086
+	bash "$here/install.sh" "$TMP/xfer/debs" source ${PTIMER_INSTALL_SOURCE:-trixie} || failed=1
+fi
+exit "$failed"
