@@ -7,7 +7,8 @@
  * bytes after the entry; the timers read back with every field, the
  * corrections made for a task in its own pid namespace (tids mapped, a gone
  * target and a gone CPU-clock thread disarmed as SIGEV_NONE, --strict
- * refusing), and the strip keeping every other byte.
+ * refusing), and the strip keeping every other byte.  The task is a real
+ * child held in a ptrace stop, as criu holds the tasks it dumps.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -146,6 +148,28 @@ static pid_t child_with_timer(int *id)
 	return pid;
 }
 
+static pid_t the_child;
+
+static void kill_child(void)
+{
+	if (the_child > 0) {
+		kill(the_child, SIGKILL);
+		waitpid(the_child, NULL, 0);
+	}
+}
+
+/* Stop pid in a ptrace stop of ours, as criu holds the tasks it dumps. */
+static void seize_stop(pid_t pid)
+{
+	int status;
+
+	if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) || ptrace(PTRACE_INTERRUPT, pid, NULL, NULL) ||
+	    waitpid(pid, &status, __WALL) != pid || !WIFSTOPPED(status)) {
+		perror("seizing the child");
+		exit(2);
+	}
+}
+
 /* The CPU clock of thread tid (CPUCLOCK_SCHED, per thread): include/linux/posix-timers_types.h */
 static int32_t thread_cpu_clock(pid_t tid)
 {
@@ -174,6 +198,9 @@ int main(void)
 		return 2;
 	}
 	child = child_with_timer(&child_id);
+	the_child = child;
+	atexit(kill_child);
+	seize_stop(child);
 	/* newest first, as criu lists them; one aimed at thread 2, one at a gone
 	 * thread 9, one on the CPU clock of gone thread 7, one plain signal, and
 	 * the child's own, aimed at its leader, as criu 4.1 and 4.2 write it in a pid
@@ -287,8 +314,8 @@ int main(void)
 	ret = ptimer_criu_core_open(dir, 3, &c, &err);
 	CHECK("criu-core/missing", ret == -ENOENT && !c, "%d", ret);
 
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
+	kill_child();
+	the_child = 0;
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
 	if (system(path))
 		return 2;
