@@ -67,7 +67,7 @@ $(B)/%.o: %.c $(PROTO_H) $(wildcard */*.h restorer/*/*.h)
 	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
 
 # --- the in-target blob ---------------------------------------------------
-$(B)/restorer/blob/%.o: restorer/blob/%.S
+$(B)/restorer/blob/%.o: restorer/blob/%.S restorer/abi.h
 	@mkdir -p $(dir $@)
 	$(BLOB_CC) $(BLOB_CFLAGS) -c -o $@ $<
 $(B)/restorer/blob/%.bo: %.c restorer/abi.h restorer/sys.h restorer/algo.h
@@ -113,8 +113,7 @@ install: all
 	install -D -m 0644 man/ptimer.1 $(DESTDIR)$(PREFIX)/share/man/man1/ptimer.1
 
 # A Debian package of the binary and the plugin (in /usr/lib/criu), with its
-# dependencies and /etc/criu/ptimer.conf: apt-get install ./build/ptimer_*.deb
-VERSION ?= 0.1.0
+# dependencies and /etc/criu/ptimer.conf (version: VERSION): apt-get install ./build/ptimer_*.deb
 deb: all
 	@sh packaging/mkdeb.sh $(B) $(VERSION)
 
@@ -193,7 +192,7 @@ clean:
 # Build dependencies only: this also runs inside the criu test roots.  The
 # test harnesses install their own tools (test/qemu/deps.sh: qemu, busybox;
 # test/criu/roots.sh: debootstrap).
-DEB_PKGS := gcc make binutils protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev libnl-3-dev
+DEB_PKGS := gcc libc6-dev make binutils protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev libnl-3-dev
 # 'make check' also needs clang and its libFuzzer runtime (libclang-rt-N-dev,
 # N being the version Debian's clang depends on: 14 on Debian 12); DEPS=build
 # leaves them out.

@@ -41,9 +41,11 @@ struct ptimer_procwatch {
 	uint32_t tag;			/* cn_msg.ack of our LISTEN: the kernel's ack has tag + 1 */
 	bool acked;
 	int ack_err;			/* event_data.ack.err of that ack */
+	int listens;			/* LISTENs sent: kernels before 6.6 count each */
 };
 
 #define ACK_WAIT_MS	1000	/* the ack comes at once, or never (other namespace) */
+#define LISTEN_TRIES	3	/* an overflowing socket can drop the ack: ask again */
 
 /* PROC_CN_MCAST_LISTEN or _IGNORE to the connector: a struct cn_msg
  * followed by the op (uapi/linux/cn_proc.h enum proc_cn_mcast_op). */
@@ -157,22 +159,38 @@ int ptimer_procwatch_start(struct ptimer_procwatch **out, pid_t pid, struct ptim
 			    nl_geterror(r));
 		goto fail;
 	}
-	w->tag = ((uint32_t)getpid() ^ (uint32_t)ptimer_now_ns()) & 0x7fffffff;
-	r = send_op(w->sk, PROC_CN_MCAST_LISTEN, w->tag);
-	if (r < 0) {
-		ptimer_errf(err, EIO, "cannot watch process %d for exits and exec: PROC_CN_MCAST_LISTEN: %s",
-			    pid, nl_geterror(r));
-		goto fail;
-	}
-	/* The kernel answers LISTEN with an ack carrying its error (EPERM
-	 * without CAP_NET_ADMIN); from another pid namespace, not at all. */
-	for (uint64_t end = ptimer_now_ns() + ACK_WAIT_MS * 1000000ull; !w->acked && ptimer_now_ns() < end;) {
-		struct pollfd pfd = { .fd = nl_socket_get_fd(w->sk), .events = POLLIN };
+	w->tag = ((uint32_t)getpid() ^ (uint32_t)ptimer_now_ns()) & 0x3fffffff;
+	/*
+	 * The kernel answers LISTEN with an ack carrying its error (EPERM
+	 * without CAP_NET_ADMIN); from another pid namespace, not at all.  The
+	 * ack is a multicast like the events: on a busy system the socket can
+	 * overflow (ENOBUFS) and drop it, so LISTEN is sent again, with a tag
+	 * of its own, LISTEN_TRIES times.
+	 */
+	for (int try = 0; try < LISTEN_TRIES && !w->acked; try++) {
+		w->tag += 4;
+		r = send_op(w->sk, PROC_CN_MCAST_LISTEN, w->tag);
+		if (r >= 0)
+			w->listens++;
+		if (r < 0) {
+			ptimer_errf(err, EIO, "cannot watch process %d for exits and exec: PROC_CN_MCAST_LISTEN: %s",
+				    pid, nl_geterror(r));
+			goto fail;
+		}
+		for (uint64_t end = ptimer_now_ns() + ACK_WAIT_MS * 1000000ull; !w->acked && ptimer_now_ns() < end;) {
+			struct pollfd pfd = { .fd = nl_socket_get_fd(w->sk), .events = POLLIN };
 
-		if (poll(&pfd, 1, 50) > 0)
-			while (!w->acked && nl_recvmsgs_default(w->sk) != -NLE_AGAIN)
-				;
+			if (poll(&pfd, 1, 50) > 0)
+				while (!w->acked && nl_recvmsgs_default(w->sk) != -NLE_AGAIN)
+					;
+		}
+		if (!w->lost)
+			break;	/* nothing dropped: the ack will not come */
+		w->lost = false;
 	}
+	/* the watch starts here: what came before it (and was lost) does not count */
+	w->lost = false;
+	w->n_ev = 0;
 	if (!w->acked) {
 		ptimer_errf(err, ETIMEDOUT, "cannot watch process %d for exits and exec: the proc connector did "
 			    "not answer PROC_CN_MCAST_LISTEN (ptimer outside the initial pid or user namespace?)",
@@ -187,6 +205,8 @@ int ptimer_procwatch_start(struct ptimer_procwatch **out, pid_t pid, struct ptim
 	*out = w;
 	return 0;
 fail:
+	for (int i = 0; i < w->listens; i++)	/* a LISTEN taken whose ack was lost */
+		send_op(w->sk, PROC_CN_MCAST_IGNORE, w->tag + 2);
 	nl_socket_free(w->sk);
 	free(w->ev);
 	free(w);
@@ -258,7 +278,9 @@ void ptimer_procwatch_stop(struct ptimer_procwatch *w)
 {
 	if (!w)
 		return;
-	if (w->acked && !w->ack_err)
+	/* one IGNORE per LISTEN: kernels that keep the state per socket
+	 * (drivers/connector/cn_proc.c, 6.6+) count only the first */
+	for (int i = 0; w->acked && !w->ack_err && i < w->listens; i++)
 		send_op(w->sk, PROC_CN_MCAST_IGNORE, w->tag + 2);
 	nl_socket_free(w->sk);
 	free(w->ev);

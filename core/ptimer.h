@@ -527,9 +527,9 @@ int ptimer_check(void);
 
 /*
  * ptimer_block_stop_signals - block SIGINT, SIGTERM, SIGHUP and SIGQUIT (old
- * mask into *old): a ptimer killed while its code runs in a target leaves
- * the target to die of the code's final trap, so these wait until the
- * target is released.  ptimer_pending_stop_signal - one of them if it is
+ * mask into *old): they wait until the target is released, so that an
+ * interrupted restore can still remove what it made (a killed ptimer leaves
+ * the target running, restorer/abi.h, but cannot clean up).  ptimer_pending_stop_signal - one of them if it is
  * blocked and pending, else 0: long restores check it between chunks and
  * roll back.
  */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/ptimer.h"
+#include "restorer/host/inject.h"
 
 #define SEIZE_PASSES	64	/* new threads keep appearing: give up after this */
 #define STOP_WAITS	16	/* signal-delivery stops before our interrupt stop */
@@ -213,6 +214,27 @@ static bool leader_exited(pid_t pid)
 	return st == 'Z' || st == 'X';
 }
 
+#define LEADER_EXIT_WAITS	200	/* 1 ms each */
+
+/* The leader is exiting (PF_EXITING): true once it is a zombie while
+ * another thread of the process lives on; false when the whole process
+ * goes, or it stays exiting for LEADER_EXIT_WAITS ms. */
+static bool leader_becomes_zombie(pid_t pid)
+{
+	for (int i = 0; i < LEADER_EXIT_WAITS && thread_exiting(pid, pid); i++) {
+		if (leader_exited(pid)) {
+			pid_t *tids;
+			int n = ptimer_proc_threads(pid, &tids);
+
+			if (n > 0)
+				free(tids);
+			return n > 1;
+		}
+		usleep(1000);
+	}
+	return false;
+}
+
 /* Threads of pid that have not exited (state other than Z and X). */
 static int live_threads(pid_t pid)
 {
@@ -277,8 +299,18 @@ static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, s
 			int e = errno;
 
 			/* exited meanwhile, or exiting: EPERM from ptrace_attach() */
-			if ((e == ESRCH || (e == EPERM && thread_exiting(pid, tids[i]))) && tids[i] != pid)
+			if ((e == ESRCH || (e == EPERM && thread_exiting(pid, tids[i]))) && tids[i] != pid) {
+				ptimer_log(PTIMER_LOG_DEBUG, "thread %d of process %d exited or is exiting (seize: "
+					   "%s): skipped", tids[i], pid, strerror(e));
 				continue;
+			}
+			/* a leader in pthread_exit() turns zombie in a moment: wait
+			 * for that (its threads live on), at most LEADER_EXIT_WAITS ms */
+			if (e == EPERM && leader_becomes_zombie(pid)) {
+				if (task_add(t, tids[i]) < 0)
+					ret = ptimer_errf(err, ENOMEM, "out of memory");
+				continue;
+			}
 			if (e == EPERM && thread_exiting(pid, tids[i]))
 				ret = ptimer_errf(err, ESRCH, "cannot attach to process %d: its thread group leader "
 						  "is exiting", pid);
@@ -348,6 +380,9 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 		ret = task_fill_vtids(t, err);
 	if (!ret)
 		ret = task_pick_runner(t, err);
+	/* what a ptimer that was killed left in the process goes first */
+	if (!ret)
+		ret = ptimer_blob_sweep(ptimer_task_runner(t), err);
 	if (ret)
 		ptimer_task_release(t);
 	return ret;

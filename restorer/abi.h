@@ -8,6 +8,7 @@
  *
  *   [ blob code, page aligned, mapped R-X         ]  <- entry point at offset 0
  *   [ struct ptimer_blob_args, one page, RW       ]  <- __blob_end in the blob
+ *     (struct ptimer_resume_ctx at PTIMER_RESUME_CTX_OFF of that page)
  *   [ struct ptimer_timer[n_timers], RW           ]
  *   [ int32_t occupied[n_occupied], RW            ]
  *   [ stack, PTIMER_BLOB_STACK bytes, RW          ]
@@ -18,11 +19,67 @@
 #ifndef PTIMER_RESTORER_ABI_H
 #define PTIMER_RESTORER_ABI_H
 
+#ifndef __ASSEMBLER__
 #include <stdint.h>
+#endif
 
-#define PTIMER_ABI_VERSION	2u
+#define PTIMER_ABI_VERSION	3u
 #define PTIMER_BLOB_STACK	(64u * 1024u)
 #define PTIMER_ID_MAX		0x7fffffff	/* timer IDs are 0..INT_MAX */
+
+/*
+ * How the blob hands control back (restorer/blob/entry.S).  When its work is
+ * done it sends the thread notify_sig (tgkill): while ptimer traces the
+ * thread that is a signal-delivery stop, where the host puts the thread's
+ * own registers and signal mask back.  If ptimer has died meanwhile (the
+ * kernel detaches a dead tracer's tracees: kernel/ptrace.c exit_ptrace())
+ * the signal is one the process ignores, and the blob itself returns to the
+ * thread's own context: signal mask, flags, every general register, the
+ * instruction pointer; the thread runs on as if nothing happened.  No int3:
+ * an untraced int3 kills the process with SIGTRAP.
+ *
+ * regs: struct user_regs_struct of x86_64 (sys/user.h), the offsets below.
+ */
+#define PTIMER_RESUME_CTX_OFF	2048	/* in the arguments page */
+#define PTIMER_LEFTOVER_MARK_OFF 3072	/* host only: marks the mapping as ptimer's */
+/* the syscall stub inside the blob's code (restorer/blob/entry.S); the
+ * host copies [STUB_OFF, STUB_CTX_OFF) and puts the context right after */
+#define PTIMER_STUB_OFF		16
+#define PTIMER_STUB_CTX_OFF	320
+#define PTIMER_CTX_R15		0
+#define PTIMER_CTX_R14		8
+#define PTIMER_CTX_R13		16
+#define PTIMER_CTX_R12		24
+#define PTIMER_CTX_RBP		32
+#define PTIMER_CTX_RBX		40
+#define PTIMER_CTX_R11		48
+#define PTIMER_CTX_R10		56
+#define PTIMER_CTX_R9		64
+#define PTIMER_CTX_R8		72
+#define PTIMER_CTX_RAX		80
+#define PTIMER_CTX_RCX		88
+#define PTIMER_CTX_RDX		96
+#define PTIMER_CTX_RSI		104
+#define PTIMER_CTX_RDI		112
+#define PTIMER_CTX_RIP		128
+#define PTIMER_CTX_EFLAGS	144
+#define PTIMER_CTX_RSP		152
+#define PTIMER_CTX_REGS_SIZE	216	/* 27 registers */
+#define PTIMER_CTX_MASK		216	/* the thread's signal mask, 8 bytes */
+#define PTIMER_CTX_TGID		224
+#define PTIMER_CTX_TID		228
+#define PTIMER_CTX_SIG		232
+
+#ifndef __ASSEMBLER__
+struct ptimer_resume_ctx {
+	uint64_t regs[PTIMER_CTX_REGS_SIZE / 8];	/* resume state, IP included */
+	uint64_t sigmask;
+	int32_t tgid;		/* host ids, for the host's own checks; the */
+	int32_t tid;		/* blob asks getpid()/gettid() for tgkill */
+	int32_t sig;
+	uint32_t pad;
+};
+#endif
 
 /* uapi/asm-generic/siginfo.h */
 #define PTIMER_SIGEV_SIGNAL	0
@@ -47,6 +104,7 @@
 #define PTIMER_PR_RSEQ_SLICE_EXTENSION_SET	2
 #define PTIMER_PR_RSEQ_SLICE_EXT_ENABLE		0x1
 
+#ifndef __ASSEMBLER__
 /* Same layout as struct __kernel_timespec on 64-bit: s and ns. */
 struct ptimer_ts {
 	int64_t sec;
@@ -146,5 +204,7 @@ struct ptimer_blob_args {
 	int32_t slice_set;	/* SET's answer (0) or -errno; 1 when not run */
 	uint32_t pad;
 };
+
+#endif /* __ASSEMBLER__ */
 
 #endif

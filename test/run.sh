@@ -7,7 +7,9 @@
 # built), then the suite against real criu 4.1.1 and 4.2.1 in cached Debian
 # roots (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips it), then container
 # runtimes (test/containers/suite.sh; skipped by PTIMER_SKIP_CRIU=1 or
-# PTIMER_SKIP_CONTAINERS=1).
+# PTIMER_SKIP_CONTAINERS=1), then CRIU's own zdtm suite with and without the
+# plugin (test/criu/zdtm.sh; skipped by PTIMER_SKIP_CRIU=1 or
+# PTIMER_SKIP_ZDTM=1).
 #
 # Output, as kselftest prints it (test/lib/harness.sh): the plan "1..N" (N
 # programs and suites), their output streamed through, "ok K NAME" or "not ok
@@ -65,11 +67,11 @@ if [ -x "$ASAN_BUILD/ptimer" ]; then
 	done
 fi
 # the units, e2e, fuzz replay, the sanitizer stage (its units, its e2e and
-# the report check, or one SKIP), the kernel matrix, criu, containers
+# the report check, or one SKIP), the kernel matrix, criu, containers, zdtm
 if [ -x "$ASAN_BUILD/ptimer" ]; then
-	plan $((${#units[@]} + 2 + ${#asan_units[@]} + 2 + 3))
+	plan $((${#units[@]} + 2 + ${#asan_units[@]} + 2 + 4))
 else
-	plan $((${#units[@]} + 2 + 1 + 3))
+	plan $((${#units[@]} + 2 + 1 + 4))
 fi
 
 for prog in "${units[@]}"; do
@@ -142,6 +144,13 @@ if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_CONTAINERS:-}" ]; then
 else
 	echo "# test/containers/suite.sh check"
 	run containers env PTIMER_BUILD="$BUILD" bash test/containers/suite.sh check
+fi
+if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_ZDTM:-}" ]; then
+	skip zdtm "PTIMER_SKIP_CRIU or PTIMER_SKIP_ZDTM is set"
+	stage_done zdtm "$H_FAIL"
+else
+	echo "# test/criu/zdtm.sh"
+	run zdtm bash test/criu/zdtm.sh
 fi
 
 totals

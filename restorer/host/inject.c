@@ -1,31 +1,40 @@
 // SPDX-License-Identifier: MIT
 /*
- * Running restorer/blob inside a stopped thread with libcompel's host API.
+ * Running restorer/blob inside a stopped thread, so that the thread
+ * survives ptimer's death at any moment.
  *
- * compel_prepare_noctx() saves the thread's registers and signal mask;
- * compel_syscall() runs single syscalls (mmap, mprotect, munmap) through a
- * syscall instruction it pokes over the first executable page;
- * compel_run_at() starts the thread at our entry with every signal but
- * SIGTRAP blocked and waits for the blob's int3; after each, compel puts the
- * saved registers and mask back.  See criu compel/src/lib/infect.c.
- * Memory is copied with process_vm_writev/readv (Linux 3.2).
+ * The thread's registers (a restartable syscall rewound, as compel does in
+ * compel/arch/x86/src/lib/infect.c get_task_regs()) and signal mask are
+ * saved first; a thread inside an rseq critical section is moved to its
+ * abort_ip (rseq_cs.c).  Single syscalls (mmap, mprotect, munmap) run through
+ * a stub copied into the zero padding at the end of an executable mapping,
+ * where no code of the process ever runs; the blob runs in its own mapping.
+ * Both end the same way (restorer/abi.h): a notify signal the host takes as
+ * "done", and, when there is no tracer any more, a jump back into the
+ * thread's own context.  Nothing ever stops on int3: an untraced int3 kills
+ * the process (criu's compel_run_at() and compel_syscall() do, which is why
+ * ptimer does not use them).  Memory is copied with process_vm_writev/readv
+ * (Linux 3.2); the stub is written with PTRACE_POKEDATA (read-only pages).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <compel/infect.h>
-#include <compel/log.h>
 
 #include "restorer/blob.h"
 #include "restorer/host/inject.h"
@@ -34,8 +43,10 @@
 #define PAGE 4096ul
 #define PAGE_ALIGN(x) (((x) + PAGE - 1) & ~(PAGE - 1))
 
+#define STUB_LEN	(PTIMER_STUB_CTX_OFF - PTIMER_STUB_OFF)
+#define STUB_AREA	(STUB_LEN + sizeof(struct ptimer_resume_ctx))	/* a multiple of 16 */
+
 struct ptimer_blob {
-	struct parasite_ctl *ctl;
 	pid_t tid;
 	pid_t tgid;
 	uint64_t base;		/* remote mapping */
@@ -46,19 +57,23 @@ struct ptimer_blob {
 	uint64_t stack_top;
 	uint32_t n_timers, n_occupied;
 	struct ptimer_rseq_cs_save rseq;
+	struct user_regs_struct regs;	/* the thread's own, IP at resume_ip */
+	uint64_t sigmask;		/* the thread's own signal mask */
+	int notify_sig;			/* the blob's "done" signal */
+	uint64_t stub;			/* the syscall stub's address; 0: not placed */
+	uint64_t mapped;		/* base is mapped (also before the code is in) */
 };
 
 bool ptimer_compel_log_owned = true;
 
-/* compel's last error line, to explain a failed compel call. */
-static char compel_last[256];
+static bool is_leftover(struct ptimer_blob *b, unsigned long start, uint64_t *size);
 
 /*
- * While compel waits for the one thread running our code, the process may
- * be killed.  Its other threads, traced by us, then stay zombies until we
- * reap them, and the thread compel waits for (the leader) is not reported
- * until they are gone: compel's wait4() would block for ever.  A reaper
- * thread collects exits of the other threads while a compel call runs.
+ * While we wait for the one thread running our code, the process may be
+ * killed.  Its other threads, traced by us, then stay zombies until we reap
+ * them, and the thread we wait for (the leader) is not reported until they
+ * are gone: waitpid() would block for ever.  A reaper thread collects exits
+ * of the other threads while our code runs.
  * Standalone only: inside criu, criu owns its tracees' wait events.
  */
 struct reaper {
@@ -71,7 +86,7 @@ struct reaper {
 };
 
 /* Reap exited threads other than busy_tid, every 20 ms until stopped.  The
- * first look comes after 20 ms: a compel call is usually done by then. */
+ * first look comes after 20 ms: a run is usually done by then. */
 static void *reaper_main(void *arg)
 {
 	struct reaper *r = arg;
@@ -136,7 +151,7 @@ static void reaper_stop(struct reaper *r)
 	pthread_mutex_destroy(&r->lock);
 }
 
-/* After a failed compel call: is the process gone?  Then say so. */
+/* After a failed run: is the process gone?  Then say so. */
 static int explain_failure(const struct ptimer_blob *b, const char *what, struct ptimer_err *err)
 {
 	char path[64], line[128];
@@ -153,61 +168,9 @@ static int explain_failure(const struct ptimer_blob *b, const char *what, struct
 	}
 	if (gone)
 		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was %s in it", b->tgid, what);
-	return ptimer_errf(err, EIO, "%s in thread %d failed: %s", what, b->tid,
-			   compel_last[0] ? compel_last : "compel call failed");
+	return ptimer_errf(err, EIO, "%s in thread %d failed", what, b->tid);
 }
 
-
-static void compel_log(unsigned int lvl, const char *fmt, va_list ap)
-{
-	if (lvl <= COMPEL_LOG_WARN) {
-		vsnprintf(compel_last, sizeof(compel_last), fmt, ap);
-		compel_last[strcspn(compel_last, "\n")] = '\0';
-	}
-}
-
-/* First executable mapping of tid: where compel pokes its syscall insn. */
-static unsigned long exec_area(pid_t tid)
-{
-	char path[64], line[512];
-	unsigned long ret = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-		char perms[8];
-
-		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3)
-			continue;
-		/* [vsyscall] is outside the task's address space for ptrace pokes. */
-		if (perms[2] == 'x' && end - start >= PAGE && !strstr(line, "[vsyscall]")) {
-			ret = start;
-			break;
-		}
-	}
-	fclose(f);
-	return ret;
-}
-
-static int remote_syscall(struct ptimer_blob *b, int nr, long *ret, unsigned long a1, unsigned long a2,
-			  unsigned long a3, unsigned long a4, unsigned long a5, unsigned long a6,
-			  struct ptimer_err *err)
-{
-	struct reaper r;
-	int failed;
-
-	compel_last[0] = '\0';
-	reaper_start(&r, b);
-	failed = compel_syscall(b->ctl, nr, ret, a1, a2, a3, a4, a5, a6);
-	reaper_stop(&r);
-	if (failed)
-		return explain_failure(b, "running a syscall", err);
-	return 0;
-}
 
 static int vm_write(struct ptimer_blob *b, uint64_t addr, const void *src, size_t len,
 		    struct ptimer_err *err)
@@ -242,17 +205,512 @@ static int vm_read(struct ptimer_blob *b, uint64_t addr, void *dst, size_t len, 
 	return 0;
 }
 
+/* SigCgt/SigIgn of /proc/PID/status: handlers are per process. */
+static int sig_masks(pid_t tgid, uint64_t *caught, uint64_t *ignored)
+{
+	char path[64], line[256];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "SigCgt: %" SCNx64, caught) == 1 || sscanf(line, "SigIgn: %" SCNx64, ignored) == 1)
+			found++;
+	}
+	fclose(f);
+	return found == 2 ? 0 : -EPROTO;
+}
+
+/*
+ * The blob's "done" signal: one the process ignores, so that it vanishes
+ * when no tracer is there to take it (kernel/signal.c sig_ignored(): a
+ * traced thread gets even ignored signals reported).  SIG_DFL of SIGURG,
+ * SIGWINCH or SIGCHLD ignores; else any signal set to SIG_IGN; else SIGURG,
+ * which a process that catches it only sees if ptimer dies at that moment.
+ */
+static int pick_notify_sig(pid_t tgid)
+{
+	static const int dfl_ignored[] = { SIGURG, SIGWINCH, SIGCHLD };
+	uint64_t caught = ~0ull, ignored = 0;
+
+	if (sig_masks(tgid, &caught, &ignored))
+		return SIGURG;
+	for (size_t i = 0; i < sizeof(dfl_ignored) / sizeof(dfl_ignored[0]); i++)
+		if (!(caught & (1ull << (dfl_ignored[i] - 1))))
+			return dfl_ignored[i];
+	for (int sig = 1; sig <= 64; sig++)
+		if ((ignored & (1ull << (sig - 1))) && sig != SIGKILL && sig != SIGSTOP && sig != SIGCONT)
+			return sig;
+	ptimer_log(PTIMER_LOG_DEBUG, "process %d catches SIGURG, SIGWINCH and SIGCHLD and ignores nothing: "
+		   "if ptimer is killed while its code runs, the process may see one SIGURG", tgid);
+	return SIGURG;
+}
+
+static int set_regs_mask(pid_t tid, struct user_regs_struct *regs, uint64_t mask)
+{
+	if (ptrace(PTRACE_SETREGS, tid, NULL, regs))
+		return -errno;
+	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask))
+		return -errno;
+	return 0;
+}
+
+/*
+ * Put the thread's own state back: mask first, then registers.  Should
+ * ptimer die in between, the thread runs the blob's end, which restores
+ * both itself.
+ */
+static int put_back(struct ptimer_blob *b)
+{
+	if (ptrace(PTRACE_SETSIGMASK, b->tid, (void *)sizeof(b->sigmask), &b->sigmask))
+		return -errno;
+	if (ptrace(PTRACE_SETREGS, b->tid, NULL, &b->regs))
+		return -errno;
+	return 0;
+}
+
+_Static_assert(STUB_AREA % 16 == 0, "stub area alignment");
+/* entry.S reads struct ptimer_resume_ctx by the offsets of restorer/abi.h */
+_Static_assert(sizeof(struct user_regs_struct) == PTIMER_CTX_REGS_SIZE, "user_regs_struct size");
+_Static_assert(offsetof(struct user_regs_struct, rip) == PTIMER_CTX_RIP, "rip offset");
+_Static_assert(offsetof(struct user_regs_struct, rsp) == PTIMER_CTX_RSP, "rsp offset");
+_Static_assert(offsetof(struct user_regs_struct, eflags) == PTIMER_CTX_EFLAGS, "eflags offset");
+_Static_assert(offsetof(struct user_regs_struct, rdi) == PTIMER_CTX_RDI, "rdi offset");
+_Static_assert(offsetof(struct ptimer_resume_ctx, sig) == PTIMER_CTX_SIG, "sig offset");
+_Static_assert(sizeof(struct ptimer_blob_args) <= PTIMER_RESUME_CTX_OFF, "args overlap the resume context");
+
+static bool stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/*
+ * Run the thread from regs (IP in our code) to our notify signal, sent from
+ * [lo, hi).  Registers first, then the mask (all blocked but the notify
+ * signal): ptimer dying between the two leaves the thread in our code, which
+ * ends in the thread's own context.  A stop signal that arrives meanwhile is
+ * passed on (the group stops; PTRACE_CONT takes this thread on, the detach
+ * puts it back into the stop).  *out: the registers at the notify stop.
+ * Then the thread's own mask and registers go back (put_back).
+ */
+static int run_at(struct ptimer_blob *b, struct user_regs_struct *regs, uint64_t lo, uint64_t hi,
+		  struct user_regs_struct *out, const char *what, struct ptimer_err *err)
+{
+	uint64_t block = ~0ull & ~(1ull << (b->notify_sig - 1));
+	struct reaper rp;
+	int status, r, sig = 0;
+
+	regs->orig_rax = (unsigned long long)-1;	/* no syscall restart on the way in */
+	r = set_regs_mask(b->tid, regs, block);
+	if (r)
+		return r == -ESRCH ? explain_failure(b, what, err)
+				   : ptimer_errf(err, -r, "cannot set thread %d up for %s: %s", b->tid, what,
+						 strerror(-r));
+	reaper_start(&rp, b);
+	for (;;) {
+		if (ptrace(PTRACE_CONT, b->tid, NULL, (void *)(long)sig)) {
+			r = -errno;
+			break;
+		}
+		sig = 0;
+		if (waitpid(b->tid, &status, __WALL) != b->tid) {
+			r = -errno;
+			break;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			r = -ESRCH;
+			break;
+		}
+		if (!WIFSTOPPED(status) || status >> 16)	/* PTRACE_EVENT_STOP: a group-stop; run on */
+			continue;
+		if (WSTOPSIG(status) == b->notify_sig) {
+			/* ours comes from the tgkill at the end, never at the entry */
+			if (!ptrace(PTRACE_GETREGS, b->tid, NULL, out) && out->rip > lo && out->rip < hi)
+				break;
+			continue;	/* the process's own, queued before: ignored, as it would be */
+		}
+		if (stop_signal(WSTOPSIG(status))) {
+			sig = WSTOPSIG(status);
+			continue;
+		}
+		/* a fault in our code: SIGSEGV, SIGBUS, SIGILL, ... */
+		reaper_stop(&rp);
+		r = put_back(b);
+		return ptimer_errf(err, EIO, "%s in thread %d: ptimer's code faulted (signal %d)%s", what, b->tid,
+				   WSTOPSIG(status), r ? "; its registers could not be put back" : "");
+	}
+	reaper_stop(&rp);
+	if (!r)
+		r = put_back(b);
+	if (r == -ESRCH)
+		return explain_failure(b, what, err);
+	if (r)
+		return ptimer_errf(err, -r, "%s in thread %d: %s", what, b->tid, strerror(-r));
+	return 0;
+}
+
+/* The thread's own context, as the stub and the blob return to it. */
+static void resume_ctx(const struct ptimer_blob *b, struct ptimer_resume_ctx *ctx)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	memcpy(ctx->regs, &b->regs, sizeof(ctx->regs));
+	ctx->sigmask = b->sigmask;
+	ctx->tgid = b->tgid > 0 ? b->tgid : b->tid;
+	ctx->tid = b->tid;
+	ctx->sig = b->notify_sig;
+}
+
+/* Write len bytes at addr of tid with PTRACE_POKEDATA (read-only pages too). */
+static int poke(pid_t tid, uint64_t addr, const void *src, size_t len)
+{
+	for (size_t off = 0; off < len; off += sizeof(long)) {
+		long word;
+
+		memcpy(&word, (const char *)src + off, sizeof(word));
+		if (ptrace(PTRACE_POKEDATA, tid, (void *)(uintptr_t)(addr + off), (void *)word))
+			return -errno;
+	}
+	return 0;
+}
+
+/*
+ * Where the stub goes: the last STUB_AREA bytes of the first executable
+ * mapping whose last page ends in at least that many zero bytes (the
+ * padding after the last function of a segment, which nothing executes).
+ * Left there if ptimer dies, it is never run.  Returns the address or 0.
+ */
+static uint64_t stub_area_scan(struct ptimer_blob *b, bool *left)
+{
+	char path[64], line[512];
+	uint64_t at = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", b->tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!at && fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+		unsigned char tail[STUB_AREA + 64];
+		char perms[8];
+		size_t i;
+
+		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3 || perms[2] != 'x' ||
+		    end - start < sizeof(tail) || strstr(line, "[vsyscall]"))
+			continue;
+		if (vm_read(b, end - sizeof(tail), tail, sizeof(tail), NULL))
+			continue;
+		for (i = 0; i < sizeof(tail) && !tail[i]; i++)
+			;
+		if (i == sizeof(tail)) {
+			at = end - STUB_AREA;
+		} else if (i == sizeof(tail) - STUB_AREA &&
+			   !memcmp(tail + i, ptimer_blob_start + PTIMER_STUB_OFF, STUB_LEN)) {
+			/* our stub, left by a ptimer that was killed: ours again, zeros at the end */
+			at = end - STUB_AREA;
+			*left = true;
+			if (b->notify_sig)	/* placing it: say so */
+				ptimer_log(PTIMER_LOG_WARN, "process %d held ptimer's syscall stub at %#llx, left by a "
+				   "ptimer that was killed: reused and removed", b->tgid, (unsigned long long)at);
+		}
+	}
+	fclose(f);
+	return at;
+}
+
+static uint64_t stub_area(struct ptimer_blob *b)
+{
+	bool left = false;
+
+	return stub_area_scan(b, &left);
+}
+
+/* Is a stub of a killed ptimer in the process? */
+static bool stub_left(struct ptimer_blob *b)
+{
+	bool left = false;
+	int sig = b->notify_sig;
+
+	b->notify_sig = 0;	/* quiet */
+	stub_area_scan(b, &left);
+	b->notify_sig = sig;
+	return left;
+}
+
+static int place_stub(struct ptimer_blob *b, struct ptimer_err *err)
+{
+	unsigned char area[STUB_AREA];
+	struct ptimer_resume_ctx ctx;
+	int r;
+
+	b->stub = stub_area(b);
+	if (!b->stub)
+		return ptimer_errf(err, ENOSPC, "thread %d: no executable mapping of the process ends in %zu "
+				   "bytes of padding for ptimer's syscall stub", b->tid, sizeof(area));
+	memcpy(area, ptimer_blob_start + PTIMER_STUB_OFF, STUB_LEN);
+	resume_ctx(b, &ctx);
+	memcpy(area + STUB_LEN, &ctx, sizeof(ctx));
+	r = poke(b->tid, b->stub, area, sizeof(area));
+	if (r) {
+		b->stub = 0;
+		return ptimer_errf(err, -r, "thread %d: cannot place ptimer's syscall stub: %s", b->tid,
+				   strerror(-r));
+	}
+	return 0;
+}
+
+/* Zeros back where the stub was. */
+static int remove_stub(struct ptimer_blob *b)
+{
+	static const unsigned char zero[STUB_AREA];
+	int r = 0;
+
+	if (b->stub)
+		r = poke(b->tid, b->stub, zero, sizeof(zero));
+	if (!r)
+		b->stub = 0;
+	return r;
+}
+
+/*
+ * One syscall in the thread through the stub; *ret the kernel's answer.
+ * mark_at != 0: the syscall is the mmap of the blob's area, and the stub
+ * writes struct leftover_mark (size mark_size) at the new base + mark_at.
+ */
+static int stub_syscall(struct ptimer_blob *b, int nr, long *ret, unsigned long a1, unsigned long a2,
+			unsigned long a3, unsigned long a4, unsigned long a5, unsigned long a6,
+			uint64_t mark_at, uint64_t mark_size, struct ptimer_err *err)
+{
+	struct user_regs_struct regs = b->regs, out;
+	int r;
+
+	regs.r13 = mark_at;
+	regs.r14 = mark_size;
+
+	regs.rip = b->stub;
+	regs.rax = (unsigned long)nr;
+	regs.rdi = a1;
+	regs.rsi = a2;
+	regs.rdx = a3;
+	regs.r10 = a4;
+	regs.r8 = a5;
+	regs.r9 = a6;
+	r = run_at(b, &regs, b->stub, b->stub + STUB_LEN, &out, "running a syscall", err);
+	if (!r)
+		*ret = (long)out.r12;
+	return r;
+}
+
+static int remote_syscall(struct ptimer_blob *b, int nr, long *ret, unsigned long a1, unsigned long a2,
+			  unsigned long a3, unsigned long a4, unsigned long a5, unsigned long a6,
+			  struct ptimer_err *err)
+{
+	return stub_syscall(b, nr, ret, a1, a2, a3, a4, a5, a6, 0, 0, err);
+}
+
+/*
+ * Is ip inside code a killed ptimer left (a marked blob mapping, or our
+ * stub in the padding of an executable mapping)?  Then [lo, hi) is that
+ * code and *ctx where its resume context lies.
+ */
+static bool in_leftover(struct ptimer_blob *b, uint64_t ip, uint64_t *lo, uint64_t *hi, uint64_t *ctx)
+{
+	char path[64], line[512];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", b->tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+		unsigned char code[STUB_LEN];
+		uint64_t size;
+
+		if (sscanf(line, "%lx-%lx", &start, &end) != 2 || ip < start || ip >= end)
+			continue;
+		if (is_leftover(b, start, &size) && ip < start + b->code_size) {
+			*lo = start;
+			*hi = start + b->code_size;
+			*ctx = start + b->code_size + PTIMER_RESUME_CTX_OFF;
+			found = true;
+		} else if (ip >= end - STUB_AREA && ip < end - STUB_AREA + STUB_LEN &&
+			   !vm_read(b, end - STUB_AREA, code, sizeof(code), NULL) &&
+			   !memcmp(code, ptimer_blob_start + PTIMER_STUB_OFF, STUB_LEN)) {
+			*lo = end - STUB_AREA;
+			*hi = *lo + STUB_LEN;
+			*ctx = *hi;
+			found = true;
+		}
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * A ptimer killed while its code ran leaves the thread to finish that code
+ * on its own; a ptimer that comes next may catch it before the end.  Let it
+ * run to its notify signal (its work, e.g. the exact-ID mode switched off
+ * again, gets done) and put it where that code would have returned it.
+ */
+static int finish_leftover_run(struct ptimer_blob *b, struct ptimer_err *err)
+{
+	struct user_regs_struct regs;
+	struct ptimer_resume_ctx ctx;
+	uint64_t lo, hi, at;
+	int status, sig = 0;
+
+	if (ptrace(PTRACE_GETREGS, b->tid, NULL, &regs) || !in_leftover(b, regs.rip, &lo, &hi, &at))
+		return 0;
+	if (vm_read(b, at, &ctx, sizeof(ctx), err))
+		return -EIO;
+	ptimer_log(PTIMER_LOG_WARN, "thread %d is still running ptimer's code left by a ptimer that was "
+		   "killed: letting it finish first", b->tid);
+	for (;;) {
+		if (ptrace(PTRACE_CONT, b->tid, NULL, (void *)(long)sig) ||
+		    waitpid(b->tid, &status, __WALL) != b->tid)
+			return ptimer_errf(err, errno, "thread %d: %s", b->tid, strerror(errno));
+		sig = 0;
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			return ptimer_errf(err, ESRCH, "process %d exited", b->tgid);
+		if (!WIFSTOPPED(status) || status >> 16)
+			continue;
+		if (WSTOPSIG(status) == ctx.sig && !ptrace(PTRACE_GETREGS, b->tid, NULL, &regs) &&
+		    regs.rip > lo && regs.rip < hi)
+			break;
+		if (stop_signal(WSTOPSIG(status)))
+			sig = WSTOPSIG(status);
+		else if (WSTOPSIG(status) != ctx.sig)
+			return ptimer_errf(err, EIO, "thread %d: the code a killed ptimer left faulted (signal %d)",
+					   b->tid, WSTOPSIG(status));
+	}
+	memcpy(&regs, ctx.regs, sizeof(regs));
+	if (ptrace(PTRACE_SETSIGMASK, b->tid, (void *)sizeof(ctx.sigmask), &ctx.sigmask) ||
+	    ptrace(PTRACE_SETREGS, b->tid, NULL, &regs))
+		return ptimer_errf(err, errno, "thread %d: %s", b->tid, strerror(errno));
+	return 0;
+}
+
+/*
+ * The thread's own state, saved before anything runs: registers with a
+ * restartable syscall rewound (arch/x86/kernel/signal.c does the same on
+ * the way out of a stop: -ERESTART* codes in rax), the IP moved to abort_ip
+ * inside an rseq critical section, and the signal mask.
+ */
+static int save_thread(struct ptimer_blob *b, struct ptimer_err *err)
+{
+	int r = finish_leftover_run(b, err);
+
+	if (r)
+		return r;
+	if (ptrace(PTRACE_GETREGS, b->tid, NULL, &b->regs) ||
+	    ptrace(PTRACE_GETSIGMASK, b->tid, (void *)sizeof(b->sigmask), &b->sigmask))
+		return ptimer_errf(err, errno, "cannot read thread %d's registers: %s (is it stopped by "
+				   "ptimer or criu?)", b->tid, strerror(errno));
+	if ((long)(int)b->regs.orig_rax >= 0) {
+		switch ((long)(int)b->regs.rax) {
+		case -512:	/* ERESTARTSYS */
+		case -513:	/* ERESTARTNOINTR */
+		case -514:	/* ERESTARTNOHAND */
+			b->regs.rax = b->regs.orig_rax;
+			b->regs.rip -= 2;	/* the syscall instruction again */
+			break;
+		case -516:	/* ERESTART_RESTARTBLOCK: as compel, the caller sees EINTR */
+			b->regs.rax = (unsigned long long)-EINTR;
+			break;
+		}
+	}
+	r = ptimer_rseq_cs_save(b->tid, b->regs.rip, &b->rseq);
+	if (r)
+		return ptimer_errf(err, -r, "thread %d: cannot read its rseq area: %s", b->tid, strerror(-r));
+	b->regs.rip = b->rseq.resume_ip;
+	return 0;
+}
+
+/*
+ * A mapping left by a ptimer that was killed is told by the mark in its
+ * arguments page, written by the stub right after the mmap (entry.S): a
+ * magic, its own address and the size of the whole mapping.
+ */
+#define LEFTOVER_MAGIC		"ptimer-restorer"
+struct leftover_mark {
+	char magic[16];
+	uint64_t base;
+	uint64_t size;
+};
+_Static_assert(sizeof(struct leftover_mark) == 32, "entry.S writes the mark as 4 quadwords");
+
+static bool is_leftover(struct ptimer_blob *b, unsigned long start, uint64_t *size)
+{
+	struct leftover_mark m;
+
+	if (vm_read(b, start + b->code_size + PTIMER_LEFTOVER_MARK_OFF, &m, sizeof(m), NULL) ||
+	    memcmp(m.magic, LEFTOVER_MAGIC, sizeof(m.magic)) || m.base != start || m.size <= b->code_size ||
+	    m.size > (1ull << 40))
+		return false;
+	*size = m.size;
+	return true;
+}
+
+/*
+ * Remove what a killed ptimer left mapped, saying so.  No ptimer is using
+ * it: a second tracer could not have attached.
+ */
+static int remove_leftovers_pass(struct ptimer_blob *b)
+{
+	char path[64], line[512];
+	int removed = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", b->tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end, ino;
+		uint64_t size;
+		char perms[8];
+		long ret = 0;
+
+		/* the code part R-X (or not yet: all RW), anonymous, no name */
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu", &start, &end, perms, &ino) != 4 || ino ||
+		    (strcmp(perms, "r-xp") && strcmp(perms, "rw-p")) || strchr(line, '[') ||
+		    end - start < b->code_size || !is_leftover(b, start, &size))
+			continue;
+		if (remote_syscall(b, __NR_munmap, &ret, start, size, 0, 0, 0, 0, NULL) || ret)
+			ptimer_log(PTIMER_LOG_WARN, "process %d holds ptimer's code at %#lx (%llu bytes), left by a "
+				   "ptimer that was killed; removing it failed (%ld)", b->tgid, start,
+				   (unsigned long long)size, ret);
+		else {
+			ptimer_log(PTIMER_LOG_WARN, "process %d held ptimer's code at %#lx (%llu bytes), left by a "
+				   "ptimer that was killed: removed", b->tgid, start, (unsigned long long)size);
+			removed++;
+		}
+	}
+	fclose(f);
+	return removed;
+}
+
+/* Several leftovers side by side merge into one RW area: look again. */
+static void remove_leftovers(struct ptimer_blob *b)
+{
+	for (int pass = 0; pass < 64 && remove_leftovers_pass(b); pass++)
+		;
+}
+
 int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uint32_t n_occupied,
 		     struct ptimer_err *err)
 {
 	size_t blob_len = (size_t)(ptimer_blob_end - ptimer_blob_start);
 	struct ptimer_blob *b;
-	struct infect_ctx *ictx;
 	long ret;
 	int r;
 
-	if (ptimer_compel_log_owned)
-		compel_log_init(compel_log, COMPEL_LOG_WARN);
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return ptimer_errf(err, ENOMEM, "out of memory");
@@ -266,68 +724,93 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	b->stack_top = b->occupied + PAGE_ALIGN((uint64_t)n_occupied * sizeof(int32_t)) + PTIMER_BLOB_STACK;
 	b->size = b->stack_top;
 
-#ifdef PTIMER_COMPEL_PREPARE_RSEQ
-	/* Debian's compel 4.2 can handle rseq itself; ptimer_rseq_cs_save does it here for every version */
-	b->ctl = compel_prepare_noctx(tid, false);
-#else
-	b->ctl = compel_prepare_noctx(tid);
-#endif
-	if (!b->ctl) {
-		r = ptimer_errf(err, EIO, "cannot take control of thread %d: %s", tid,
-				compel_last[0] ? compel_last : "compel_prepare_noctx failed");
-		free(b);
-		return r;
-	}
-	/*
-	 * Before any code runs: a thread stopped inside an rseq critical
-	 * section resumes at its abort_ip, as after a preemption.
-	 */
-	r = ptimer_rseq_cs_save(tid, compel_get_leader_ip(b->ctl), &b->rseq);
-	if (r) {
-		r = ptimer_errf(err, -r, "thread %d: cannot read its rseq area: %s", tid, strerror(-r));
-		goto fail_cure;
-	}
-	if (b->rseq.resume_ip != b->rseq.ip)
-		compel_set_leader_ip(b->ctl, b->rseq.resume_ip);
-	ictx = compel_infect_ctx(b->ctl);
-	ictx->task_size = compel_task_size();
-	ictx->syscall_ip = exec_area(tid);
-	if (!ictx->syscall_ip) {
-		r = ptimer_errf(err, EIO, "thread %d has no executable mapping to run syscalls from", tid);
-		goto fail_cure;
-	}
-	r = remote_syscall(b, __NR_mmap, &ret, 0, b->size, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, (unsigned long)-1, 0, err);
+	r = save_thread(b, err);
 	if (r)
-		goto fail_cure;
+		goto fail;
+	b->notify_sig = pick_notify_sig(b->tgid > 0 ? b->tgid : tid);
+	r = place_stub(b, err);
+	if (r)
+		goto fail;
+	remove_leftovers(b);
+	r = stub_syscall(b, __NR_mmap, &ret, 0, b->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 (unsigned long)-1, 0, b->code_size + PTIMER_LEFTOVER_MARK_OFF, b->size, err);
+	if (r)
+		goto fail;
 	if (ret < 0 && ret > -4096) {
 		r = ptimer_errf(err, -ret, "cannot map %lu bytes into process of thread %d: %s",
 				(unsigned long)b->size, tid, strerror((int)-ret));
-		goto fail_cure;
+		goto fail;
 	}
 	b->base = (uint64_t)ret;
+	b->mapped = 1;
 	b->timers += b->base;
 	b->occupied += b->base;
 	b->stack_top += b->base;
 
 	r = vm_write(b, b->base, ptimer_blob_start, blob_len, err);
 	if (r)
-		goto fail_unmap;
+		goto fail;
 	r = remote_syscall(b, __NR_mprotect, &ret, b->base, b->code_size, PROT_READ | PROT_EXEC, 0, 0, 0, err);
 	if (!r && ret)
 		r = ptimer_errf(err, -ret, "cannot make the restorer executable in thread %d: %s", tid,
 				strerror((int)-ret));
 	if (r)
-		goto fail_unmap;
+		goto fail;
 	*out = b;
 	return 0;
 
-fail_unmap:
-	remote_syscall(b, __NR_munmap, &ret, b->base, b->size, 0, 0, 0, 0, NULL);
-fail_cure:
-	if (compel_cure(b->ctl))
-		ptimer_log(PTIMER_LOG_ERROR, "restoring thread %d's registers failed: %s", tid, compel_last);
+fail:
+	if (b->mapped)
+		remote_syscall(b, __NR_munmap, &ret, b->base, b->size, 0, 0, 0, 0, NULL);
+	if (remove_stub(b))
+		ptimer_log(PTIMER_LOG_ERROR, "thread %d: cannot remove ptimer's syscall stub at %#llx", tid,
+			   (unsigned long long)b->stub);
 	ptimer_rseq_cs_put_back(tid, &b->rseq);
+	free(b);
+	return r;
+}
+
+int ptimer_blob_sweep(pid_t tid, struct ptimer_err *err)
+{
+	struct ptimer_blob *b = calloc(1, sizeof(*b));
+	char path[64], line[512];
+	bool any = false;
+	FILE *f;
+	int r;
+
+	if (!b)
+		return ptimer_errf(err, ENOMEM, "out of memory");
+	b->tid = tid;
+	b->tgid = ptimer_proc_tgid(tid);
+	b->code_size = PAGE_ALIGN((size_t)(ptimer_blob_end - ptimer_blob_start));
+	r = save_thread(b, err);	/* also lets a leftover run finish */
+	if (r)
+		goto out;
+	snprintf(path, sizeof(path), "/proc/%d/maps", tid);
+	f = fopen(path, "re");
+	while (f && !any && fgets(line, sizeof(line), f)) {
+		unsigned long start, end, ino;
+		uint64_t size;
+		char perms[8];
+
+		any = sscanf(line, "%lx-%lx %7s %*s %*s %lu", &start, &end, perms, &ino) == 4 && !ino &&
+		      (!strcmp(perms, "r-xp") || !strcmp(perms, "rw-p")) && !strchr(line, '[') &&
+		      end - start >= b->code_size && is_leftover(b, start, &size);
+	}
+	if (f)
+		fclose(f);
+	b->notify_sig = pick_notify_sig(b->tgid > 0 ? b->tgid : tid);
+	/* a leftover stub alone is found, and zeroed, by place_stub/remove_stub */
+	if (!any && !stub_left(b))
+		goto out;
+	r = place_stub(b, err);
+	if (r)
+		goto out;
+	remove_leftovers(b);
+	if (remove_stub(b))
+		r = ptimer_errf(err, EIO, "thread %d: cannot remove ptimer's syscall stub at %#llx", tid,
+				(unsigned long long)b->stub);
+out:
 	free(b);
 	return r;
 }
@@ -345,6 +828,8 @@ int ptimer_blob_load(struct ptimer_blob *b, const struct ptimer_timer *timers, c
 int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct ptimer_err *err)
 {
 	uint64_t args = b->base + b->code_size;
+	struct user_regs_struct regs = b->regs, out;
+	struct ptimer_resume_ctx ctx;
 	int r;
 
 	a->stack_top = b->stack_top;
@@ -354,18 +839,17 @@ int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct p
 	if (a->n_timers > b->n_timers || a->n_occupied > b->n_occupied)
 		return ptimer_errf(err, EINVAL, "internal: %u timers / %u ids do not fit the %u / %u mapped",
 				   a->n_timers, a->n_occupied, b->n_timers, b->n_occupied);
-	struct reaper rp;
-	int failed;
-
-	r = vm_write(b, args, a, sizeof(*a), err);
+	resume_ctx(b, &ctx);
+	r = vm_write(b, args + PTIMER_RESUME_CTX_OFF, &ctx, sizeof(ctx), err);
+	if (!r)
+		r = vm_write(b, args, a, sizeof(*a), err);
 	if (r)
 		return r;
-	compel_last[0] = '\0';
-	reaper_start(&rp, b);
-	failed = compel_run_at(b->ctl, b->base, NULL);
-	reaper_stop(&rp);
-	if (failed)
-		return explain_failure(b, "running its code", err);
+	regs.rip = b->base;
+	regs.rsp = b->stack_top;
+	r = run_at(b, &regs, b->base, b->base + b->code_size, &out, "running its code", err);
+	if (r)
+		return r;
 	return vm_read(b, args, a, sizeof(*a), err);
 }
 
@@ -385,8 +869,9 @@ int ptimer_blob_close(struct ptimer_blob *b, struct ptimer_err *err)
 	if (!r && ret)
 		r = ptimer_errf(err, -ret, "cannot unmap the restorer (%#lx, %lu bytes) from thread %d: %s",
 				(unsigned long)b->base, (unsigned long)b->size, b->tid, strerror((int)-ret));
-	if (compel_cure(b->ctl) && !r)
-		r = ptimer_errf(err, EIO, "cannot restore thread %d's registers: %s", b->tid, compel_last);
+	if (remove_stub(b) && !r)
+		r = ptimer_errf(err, EIO, "thread %d: cannot remove ptimer's syscall stub at %#llx", b->tid,
+				(unsigned long long)b->stub);
 	if (ptimer_rseq_cs_put_back(b->tid, &b->rseq) && !r)
 		r = ptimer_errf(err, EIO, "thread %d: cannot put its rseq_cs word back", b->tid);
 	free(b);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Host side of the in-target restorer: map the blob and its arguments into a
- * ptrace-stopped thread with libcompel, run it, read results, unmap.
+ * ptrace-stopped thread, run it, read results, unmap; the thread survives
+ * ptimer's death at any point (restorer/abi.h, "How the blob hands control
+ * back").
  */
 #ifndef PTIMER_RESTORER_INJECT_H
 #define PTIMER_RESTORER_INJECT_H
@@ -16,9 +18,9 @@
 struct ptimer_blob;
 
 /*
- * True (default): ptimer sets compel's log function and keeps compel's last
- * error for its messages.  The CRIU plugin sets it false: inside criu,
- * compel's log belongs to criu.
+ * True (default): ptimer owns the wait events of the threads it traces, and
+ * reaps threads that exit while its code runs.  The CRIU plugin sets it
+ * false: inside criu, criu owns its tracees' wait events.
  */
 extern bool ptimer_compel_log_owned;
 
@@ -26,9 +28,12 @@ extern bool ptimer_compel_log_owned;
  * ptimer_blob_open - map room for the blob, its args, n_timers timers and
  * n_occupied IDs, plus a stack, into the thread tid (which must be in a
  * ptrace stop: ptimer_task_seize, or criu's own seize), and copy the blob
- * in (code pages R-X, the rest RW).  Uses compel_prepare_noctx() and
- * compel_syscall() (criu compel/include/uapi/infect.h).  Returns 0 or -errno
- * with err set; on failure nothing stays mapped.
+ * in (code pages R-X, the rest RW).  The thread's registers (a syscall it
+ * was blocked in rewound to restart) and signal mask are saved first; inside
+ * an rseq critical section it is moved to abort_ip (ptimer_rseq_cs_save).
+ * The syscalls run through a stub in the zero padding of an executable
+ * mapping.  Returns 0 or -errno with err set (-ENOSPC: no padding for the
+ * stub); on failure nothing stays mapped.
  */
 int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uint32_t n_occupied,
 		     struct ptimer_err *err);
@@ -42,19 +47,28 @@ int ptimer_blob_load(struct ptimer_blob *b, const struct ptimer_timer *timers,
 
 /*
  * ptimer_blob_call - write a (its stack_top, timers, occupied and
- * abi_version are filled in here), run the blob to its trap with
- * compel_run_at() and read a back.  The thread's registers and signal mask
- * are restored by compel afterwards.  Returns 0 when the blob ran (its own
+ * abi_version are filled in here), run the blob to its notify signal and
+ * read a back.  The thread's registers and signal mask are put back
+ * afterwards.  Returns 0 when the blob ran (its own
  * verdict is a->result), -errno when it could not be run (err set).
  */
 int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct ptimer_err *err);
+
+/*
+ * ptimer_blob_sweep - in the ptrace-stopped thread tid, undo what a ptimer
+ * that was killed left behind (each with a warning): a thread still running
+ * ptimer's code is let finish it; ptimer's marked mapping and its syscall
+ * stub are removed.  Nothing to do: nothing runs in the thread.  Returns 0
+ * or -errno.
+ */
+int ptimer_blob_sweep(pid_t tid, struct ptimer_err *err);
 
 /* ptimer_blob_fetch - read timers[n_timers] back from the target. */
 int ptimer_blob_fetch(struct ptimer_blob *b, struct ptimer_timer *timers, struct ptimer_err *err);
 
 /*
  * ptimer_blob_close - unmap everything ptimer_blob_open mapped and cure
- * compel's control block; the thread is left as it was before open.
+ * the syscall stub; the thread is left as it was before open.
  * Returns 0 or -errno (the mapping could not be removed: err says where).
  */
 int ptimer_blob_close(struct ptimer_blob *b, struct ptimer_err *err);

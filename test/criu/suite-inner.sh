@@ -47,7 +47,7 @@ mkdir -p "$SRC" "$W"
 build() {
 	cd "$SRC" && tar xf "$tarball" &&
 		make deps DEPS=build && make -j2 && make install DESTDIR=/inst PREFIX=/usr &&
-		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/bench_tree
+		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/rseq_cs_loop build/test/bench_tree
 }
 
 # prepare: build and install (PASS lines in check mode; FAIL and exit when
@@ -358,6 +358,43 @@ case_exited_alone() {
 	fi
 }
 
+# rseq-critical-section inside criu: the leader loops in its own rseq
+# critical section (test/e2e/rseq_cs_loop.c); the plugin runs its code in
+# that thread at dump (CHECKPOINT_DEVICES) and at restore
+# (RESUME_DEVICES_LATE).  Its counters live in its memory and go through the
+# checkpoint: "lost" must stay 0, "aborts" grow after the restore.
+case_rseq() {
+	local d=$W/rseq img=$W/rseq.img lost aborts0 aborts
+	rm -rf "$d" "$img"
+	mkdir -p "$d"
+	setsid "$SRC/build/test/rseq_cs_loop" main "$d" >"$d/out" 2>&1 </dev/null &
+	PID=$!
+	disown "$PID"
+	if ! wait_until 100 test -e "$d/ready"; then
+		grep -q '^SKIP' "$d/out" && { skip rseq "$(oneline "$d/out")"; return 0; }
+		fail rseq/start "rseq_cs_loop did not get ready: $(oneline "$d/out")"
+		return 1
+	fi
+	dump rseq "$img" -- --libdir "$LIBDIR" || { kill_wait "$PID"; return 1; }
+	restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
+	if [ "$RC" -ne 0 ]; then
+		fail rseq/restore "criu restore exit $RC: $(logtail "$img/restore.log")"
+		return 1
+	fi
+	grep -q 'ptimer: .*POSIX timers restored' "$img/restore.log" ||
+		fail rseq/plugin-restored "no 'ptimer: ... POSIX timers restored' in restore.log"
+	aborts0=$(tr -s ' ' <"$d/counts" | awk '{ print $2 }')
+	sleep 0.5
+	read -r _ aborts _ lost _ < <(tr -s ' ' <"$d/counts")
+	if [ "${lost:-x}" = 0 ]; then
+		pass "rseq/lost-aborts-0 (aborts $aborts0 -> $aborts)"
+	else
+		fail rseq/lost-aborts-0 "the looping thread found rseq_cs cleared inside its section ${lost:-?} times after criu dump + restore with the plugin"
+	fi
+	check rseq/runs-after-restore "aborts did not grow after the restore ($aborts0 -> $aborts)" test "${aborts:-0}" -gt "${aborts0:-0}"
+	kill_wait "$RPID"
+}
+
 # Images made with the plugin, restored without it: criu must refuse
 # ("Missing required plugin", from the plugin's mark in inventory.img).
 # criu checks the mark only when it has a plugin directory: --libdir (here an
@@ -396,6 +433,66 @@ case_no_plugin() {
 		skip "no-plugin-restore/no-plugin-dir" "criu $CRIU_VERSION with no plugin directory skips its inventory check (criu/plugin.c cr_plugin_init), restore exit $RC; install the plugin into /usr/lib/criu so that criu always has one"
 	fi
 }
+
+# A timer-holding process tree in a user namespace of its own, root inside
+# mapped to host uid 100000 (how container runtimes run it): the tree root
+# is a shell, its two children hold timers (mix: one process; threads: two
+# threads).  criu dumps the user namespace with the tree; every image the
+# plugin writes or rewrites must have criu's own mode and owner (compared
+# with criu's inventory.img), because at restore the restored init, host uid
+# 100000, opens its children's core images.  The restore itself needs the
+# tree in pid and mount namespaces of its own too (criu mounts a proc for
+# the user namespace's pid namespace): test/criu/zdtm.sh restores such
+# trees, zdtm's uns flavor, with the plugin.
+userns_tree() {
+	local name=userns-tree img c init bad="" f ref upid n
+	D=$W/$name img=$W/$name.img
+	rm -rf "$D" "$img"
+	mkdir -p "$D/a" "$D/b"
+	: >"$D/init.out"
+	chown -R 100000:100000 "$D"
+	( cd / && exec unshare --user --map-users=0:100000:65536 --map-groups=0:100000:65536 \
+		--setuid 0 --setgid 0 setsid \
+		sh -c '"$0" criu mix "$1/a" "$2/a" & "$0" criu threads "$1/b" "$2/b" & wait' "$ZT" "$D" "$P/$name" \
+		>>"$D/init.out" 2>&1 </dev/null ) &
+	upid=$!
+	disown "$upid"
+	for c in a b; do
+		if ! wait_until 600 test -e "$D/$c/criu.ready"; then
+			fail "$name/start" "child $c did not get ready: $(oneline "$D/$c/criu.out") $(oneline "$D/init.out")"
+			kill -KILL "$upid"
+			return 1
+		fi
+	done
+	init=$upid
+	if [ "$(awk '/^Uid:/ { print $2 }' "/proc/$init/status")" != 100000 ] ||
+		[ "$(readlink "/proc/$init/ns/user")" = "$(readlink /proc/self/ns/user)" ]; then
+		fail "$name/start" "init $init is not in a user namespace of its own as host uid 100000: $(grep -E '^Uid:' "/proc/$init/status" | tr '\n\t' '  ')"
+		kill -KILL "$upid"
+		return 1
+	fi
+	PID=$init
+	dump "$name" "$img" -- --libdir "$LIBDIR" || { kill_wait "$init"; return 1; }
+	# every image as criu makes its own (inventory.img: criu's, untouched)
+	ref=$(stat -c '%a %u:%g' "$img/inventory.img")
+	n=0
+	for f in "$img"/core-*.img "$img"/ptimers-*.img; do
+		n=$((n + 1))
+		[ "$(stat -c '%a %u:%g' "$f")" = "$ref" ] || bad="$bad $(basename "$f") $(stat -c '%a %u:%g' "$f")"
+	done
+	if [ -n "$bad" ]; then
+		fail "$name/image-modes" "criu's inventory.img is $ref, but:$bad"
+	else
+		pass "$name/image-modes: core and ptimers images are $ref like criu's inventory.img ($n files)"
+	fi
+	n=$(grep -c 'ptimer: task .*POSIX timers saved' "$img/dump.log")
+	if [ "$n" -eq 3 ]; then
+		pass "$name/plugin-dumped: the init and both children"
+	else
+		fail "$name/plugin-dumped" "$n 'ptimer: task ... POSIX timers saved' lines in dump.log, want 3: $(logtail "$img/dump.log")"
+	fi
+}
+userns_tree
 
 # The stripped core image: one idle process (zdtm_timers setup SCENARIO:
 # every thread sleeps in pause(); the scenario has no timer that fires, so
@@ -520,6 +617,7 @@ run_cases prepare \
 	case_exited \
 	case_conf \
 	case_exited_alone \
+	case_rseq \
 	case_no_plugin \
 	scenario:native-stride:stride:plain:PTIMER_CRIU_MODE=native \
 	scenario:native-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=native \

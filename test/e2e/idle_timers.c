@@ -3,12 +3,13 @@
  * idle_timers: a two-thread process that sleeps, for the e2e cases
  * exited-leader and stopped-process.
  *
- *   idle_timers leader|exited DIR [timers|none]
+ *   idle_timers leader|exited DIR [timers|none|N]
  *     leader: both threads sleep; exited: the leader calls pthread_exit()
  *     and the second thread sleeps on (the process lives, its leader is a
  *     zombie).  timers (default): a CLOCK_MONOTONIC SIGEV_NONE timer armed
  *     1000 s with a 5 s interval and a disarmed CLOCK_REALTIME one; none:
- *     no timers (a restore target).
+ *     no timers (a restore target); N: N disarmed SIGEV_NONE timers on
+ *     CLOCK_MONOTONIC after those two (IDs 2..N+1).
  * Touches DIR/ready when set up.
  */
 #include <fcntl.h>
@@ -44,6 +45,13 @@ int main(int argc, char **argv)
 	     timer_settime(t1, 0, &its, NULL))) {
 		perror("timer_create");
 		return 1;
+	}
+	if (argc >= 4 && atoi(argv[3]) > 0) {
+		for (int i = atoi(argv[3]); i > 0; i--)
+			if (timer_create(CLOCK_MONOTONIC, &sev, &t2)) {
+				perror("timer_create");
+				return 1;
+			}
 	}
 	if (pthread_create(&th, NULL, sleeper, NULL))
 		return 1;

@@ -3,8 +3,11 @@
  * The real blob (build/restorer/blob.bin, embedded by restorer/blob_embed.S)
  * on the running kernel, inside this process: the region is laid out as
  * restorer/abi.h says, the blob is entered at offset 0 with nothing in
- * registers, and its final int3 comes back here through a SIGTRAP handler
- * (siglongjmp) instead of through ptrace as in the target.
+ * registers, and its final notify signal (tgkill, restorer/abi.h) comes back
+ * here through a SIGUSR2 handler (siglongjmp) instead of through ptrace as in
+ * the target.  Then the end a target runs when ptimer has died: with the
+ * notify signal ignored, the blob must land at the resume context's IP with
+ * its registers and signal mask.
  *
  * Checks probe, exact-ID restore (IDs, values, a timer that fires with its
  * signal and sival, prctl left off), gettime, EBUSY rollback, linear restore
@@ -42,7 +45,7 @@ struct region {
 
 static sigjmp_buf blob_return;
 
-static void on_sigtrap(int sig)
+static void on_notify(int sig)
 {
 	(void)sig;
 	siglongjmp(blob_return, 1);
@@ -73,6 +76,11 @@ static int region_map(struct region *r)
 	return 0;
 }
 
+static struct ptimer_resume_ctx *ctx_of(struct region *r)
+{
+	return (struct ptimer_resume_ctx *)((uint8_t *)r->args + PTIMER_RESUME_CTX_OFF);
+}
+
 static void args_init(struct region *r, uint32_t op, uint32_t mode, uint32_t n)
 {
 	struct ptimer_blob_args *a = r->args;
@@ -85,9 +93,12 @@ static void args_init(struct region *r, uint32_t op, uint32_t mode, uint32_t n)
 	a->n_timers = n;
 	a->timers = (uint64_t)(uintptr_t)r->timers;
 	a->occupied = (uint64_t)(uintptr_t)r->occupied;
+	ctx_of(r)->tgid = getpid();
+	ctx_of(r)->tid = (int32_t)syscall(SYS_gettid);
+	ctx_of(r)->sig = SIGUSR2;
 }
 
-/* Enter the blob at offset 0 and come back on its int3. */
+/* Enter the blob at offset 0 and come back on its notify signal. */
 static long blob_run(struct region *r)
 {
 	void (*entry)(void) = (void (*)(void))(uintptr_t)r->base;
@@ -252,6 +263,64 @@ static void test_linear(struct region *r)
 	      "ret %ld", ret);
 }
 
+/*
+ * The end of the blob without a tracer: the notify signal (SIGURG, ignored
+ * by default) vanishes and the blob jumps into the resume context: here a
+ * landing function on a stack of its own, with rdi, rbx, r15 and a signal
+ * mask (SIGTERM blocked) to check.
+ */
+static volatile uint64_t landed_rdi, landed_rbx, landed_r15;
+static volatile int landed_term_blocked;
+static sigjmp_buf resume_return;
+
+static void __attribute__((used)) landed_c(uint64_t rdi)
+{
+	sigset_t now;
+
+	landed_rdi = rdi;
+	sigprocmask(SIG_SETMASK, NULL, &now);
+	landed_term_blocked = sigismember(&now, SIGTERM);
+	siglongjmp(resume_return, 1);
+}
+
+/* rbx and r15 as the blob left them, then C with the stack aligned. */
+__asm__(".text\n"
+	"landed:\n\t"
+	"mov %rbx, landed_rbx(%rip)\n\t"
+	"mov %r15, landed_r15(%rip)\n\t"
+	"and $-16, %rsp\n\t"
+	"call landed_c\n\t"
+	"ud2\n");
+extern char landed[];
+
+static void test_resume(struct region *r)
+{
+	static uint8_t stack[16384] __attribute__((aligned(16)));
+	struct ptimer_resume_ctx *c = ctx_of(r);
+	sigset_t mask;
+	uint64_t *regs = c->regs;
+
+	args_init(r, PTIMER_OP_PROBE, PTIMER_MODE_EXACT, 0);
+	memset(regs, 0, sizeof(c->regs));
+	regs[PTIMER_CTX_RIP / 8] = (uint64_t)(uintptr_t)landed;
+	regs[PTIMER_CTX_RSP / 8] = (uint64_t)(uintptr_t)(stack + sizeof(stack) - 512);
+	regs[PTIMER_CTX_RDI / 8] = 0x1122334455667788ull;
+	regs[PTIMER_CTX_RBX / 8] = 0xb0b0b0b0b0b0b0b0ull;
+	regs[PTIMER_CTX_R15 / 8] = 0xf15f15f15f15f15full;
+	regs[PTIMER_CTX_EFLAGS / 8] = 0x202;
+	sigprocmask(SIG_SETMASK, NULL, &mask);
+	sigaddset(&mask, SIGTERM);
+	memcpy(&c->sigmask, &mask, sizeof(c->sigmask));
+	c->sig = SIGURG;
+	if (sigsetjmp(resume_return, 1) == 0)
+		((void (*)(void))(uintptr_t)r->base)();
+	CHECK("blob end without a tracer: lands at the resume IP with rdi/rbx/r15 and the mask",
+	      landed_rdi == 0x1122334455667788ull && landed_rbx == 0xb0b0b0b0b0b0b0b0ull &&
+	      landed_r15 == 0xf15f15f15f15f15full && landed_term_blocked == 1,
+	      "rdi %#llx rbx %#llx r15 %#llx SIGTERM blocked %d", (unsigned long long)landed_rdi,
+	      (unsigned long long)landed_rbx, (unsigned long long)landed_r15, landed_term_blocked);
+}
+
 int main(void)
 {
 	struct sigaction sa;
@@ -262,9 +331,9 @@ int main(void)
 
 	printf("# blob of %zu bytes on the running kernel\n", blob_len());
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigtrap;
+	sa.sa_handler = on_notify;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTRAP, &sa, NULL);
+	sigaction(SIGUSR2, &sa, NULL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
@@ -282,5 +351,6 @@ int main(void)
 	else
 		SKIP("blob exact", "PR_TIMER_CREATE_RESTORE_IDS not supported (kernel before 6.15)");
 	test_linear(&r);
+	test_resume(&r);
 	return CHECK_EXIT();
 }

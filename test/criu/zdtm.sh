@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# test/criu/zdtm.sh [SUITE]...  - CRIU's own regression suite, zdtm, from the
+# criu release of each root (trixie: 4.1.1, sid: 4.2.1; default both), run
+# without and with ptimer_plugin.so, flavors h, ns and uns.  Run by `make
+# check` through test/run.sh (PTIMER_SKIP_ZDTM=1 there leaves it out).
+#
+# For each suite, all cached under $PTIMER_ZDTM_CACHE (/var/cache/ptimer-test/zdtm):
+# - the root SUITE-zdtm (roots.sh ensure SUITE zdtm: the base root plus
+#   roots.d/zdtm.pkgs);
+# - criu's source: Debian's orig tarball of the root's criu version, fetched
+#   with `apt-get source --download-only` through a private apt configuration
+#   (deb-src of the host's mirror; the host's apt is not changed), checked
+#   against the SHA256 apt prints;
+# - the tree, extracted once; zdtm-inner.sh builds the tests in it once.
+# Both suites run at the same time (zdtm's tests mostly wait).
+#
+# Verdicts, one line a test and flavor: PASS when the test gives the same
+# result with and without the plugin (and, with it, the plugin dumped the
+# test's tasks: it was loaded); FAIL when the results differ; SKIP when it
+# fails both ways (criu's reason named) or zdtm does not run it.  A markdown
+# table of all results goes to $PTIMER_ZDTM_TABLE when set, zdtm's output
+# to the directory $PTIMER_ZDTM_LOGS.  ZDTM_TIMER_TESTS, ZDTM_OTHER_TESTS,
+# ZDTM_FLAVORS (space-separated) narrow the run.
+# Needs root.  Exit 1 when a check failed.
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+suites=("$@")
+[ ${#suites[@]} -gt 0 ] || suites=(trixie sid)
+CACHE=${PTIMER_ZDTM_CACHE:-/var/cache/ptimer-test/zdtm}
+# No zdtm.py run starts after PTIMER_ZDTM_BUDGET seconds (default 1500): the
+# tests left are a SKIP each, so a slow machine cannot stretch `make check`
+# without bound.  TIMEOUT kills a root's whole run.
+BUDGET=${PTIMER_ZDTM_BUDGET:-1500}
+TIMEOUT=${PTIMER_ZDTM_TIMEOUT:-$((BUDGET + 1200))}
+POSIX_TIMER_TESTS=" posix_timers pthread_timers pthread_timers_h "
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP zdtm: needs root (debootstrap, namespaces, criu)"
+	exit 0
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-zdtm.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM HUP
+mkdir -p "$CACHE"
+t_start=$(date +%s)
+
+# fetch_src SUITE DEBVER UPVER: $CACHE/criu_UPVER.orig.tar.xz, or 1 with $why set.
+fetch_src() {
+	local suite=$1 debver=$2 up=$3 adir=$CACHE/apt/$1 uri line file sum A dl
+	[ -s "$CACHE/criu_$up.orig.tar.xz" ] && return 0
+	uri=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/*.sources 2>/dev/null)
+	[ -n "$uri" ] || uri=$(awk '$1 == "deb" { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
+	[ -n "$uri" ] || { why="no Debian mirror in the host's apt sources"; return 1; }
+	mkdir -p "$adir/lists/partial" "$adir/cache/archives/partial"
+	echo "deb-src $uri $suite main" >"$adir/sources.list"
+	A=(-o "Dir::Etc::sourcelist=$adir/sources.list" -o "Dir::Etc::sourceparts=-"
+		-o "Dir::State::Lists=$adir/lists" -o "Dir::Cache=$adir/cache"
+		-o "Acquire::Check-Valid-Until=false" -o "APT::Sandbox::User=root")
+	if ! timeout -k 5 300 apt-get "${A[@]}" update -q >"$adir/update.log" 2>&1 </dev/null; then
+		why="apt-get update (deb-src $suite) failed: $(grep -E '^(E:|Err:)' "$adir/update.log" | head -n 1)"
+		return 1
+	fi
+	line=$(apt-get "${A[@]}" --print-uris source "criu=$debver" 2>/dev/null | grep "criu_$up.orig.tar")
+	file=$(echo "$line" | awk '{ print $2 }') sum=$(echo "$line" | awk '{ print $4 }')
+	[ -n "$file" ] || { why="no orig tarball of criu $debver in $suite's sources"; return 1; }
+	dl=$adir/dl
+	rm -rf "$dl" && mkdir -p "$dl"
+	# the orig tarball is all we need: a mirror missing the Debian part is fine
+	(cd "$dl" && timeout -k 5 600 apt-get "${A[@]}" source --download-only "criu=$debver") \
+		>"$adir/source.log" 2>&1 </dev/null
+	[ -s "$dl/$file" ] || { why="apt-get source criu=$debver fetched no $file: $(grep -E '^E:' "$adir/source.log" | head -n 1)"; return 1; }
+	case $sum in
+	SHA256:*) [ "$(sha256sum <"$dl/$file" | cut -d' ' -f1)" = "${sum#SHA256:}" ] ||
+			{ why="$file does not match its SHA256 in $suite's Sources"; return 1; } ;;
+	esac
+	mv "$dl/$file" "$CACHE/criu_$up.orig.tar.xz.$$" && mv "$CACHE/criu_$up.orig.tar.xz.$$" "$CACHE/criu_$up.orig.tar.xz"
+}
+
+# prepare SUITE: root, source, tree; sets TREE[SUITE] or SKIPWHY[SUITE].
+declare -A TREE SKIPWHY VER
+prepare() {
+	local s=$1 root debver up dir why=""
+	if ! root=$("$here/roots.sh" ensure "$s" zdtm 2>"$TMP/root.$s.err"); then
+		SKIPWHY[$s]="cannot build the $s-zdtm root: $(grep 'roots.sh: ' "$TMP/root.$s.err" | tail -n 1 | cut -c1-300)"
+		return
+	fi
+	debver=$(sed -n 's/^criu=//p' "$root/.ptimer-root")
+	up=${debver#*:} up=${up%-*}
+	VER[$s]=$up
+	exec 8>"$CACHE/.$s.lock"
+	flock 8
+	if ! fetch_src "$s" "$debver" "$up"; then
+		SKIPWHY[$s]="no criu $up source: $why"
+		exec 8>&-
+		return
+	fi
+	dir=$CACHE/$s-$up
+	if [ ! -d "$dir/criu-$up/test/zdtm" ]; then
+		rm -rf "$dir.new" && mkdir -p "$dir.new" &&
+			tar -C "$dir.new" -xf "$CACHE/criu_$up.orig.tar.xz" && rm -rf "$dir" && mv "$dir.new" "$dir"
+	fi
+	exec 8>&-
+	if [ ! -d "$dir/criu-$up/test/zdtm" ]; then
+		SKIPWHY[$s]="criu_$up.orig.tar.xz has no test/zdtm"
+		return
+	fi
+	TREE[$s]=$dir/criu-$up
+	echo "# zdtm-$s: criu $debver, zdtm from $CACHE/criu_$up.orig.tar.xz, root $root"
+}
+
+for s in "${suites[@]}"; do
+	prepare "$s"
+done
+
+# The project as in this work tree (as suite.sh packs it).
+(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+	xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+	tar --null -T - -cf "$TMP/src.tar") 2>/dev/null ||
+	tar -C "$top" --exclude=./build --exclude='./build-*' -cf "$TMP/src.tar" . ||
+	{ echo "FAIL zdtm/source: cannot pack the work tree"; exit 1; }
+cp -r "$here" "$TMP/scripts"
+
+envs=(--env "ZDTM_DEADLINE=$((t_start + BUDGET))")
+for v in ZDTM_TIMER_TESTS ZDTM_OTHER_TESTS ZDTM_FLAVORS ZDTM_TIMEOUT CRIU_FAULT; do
+	[ -n "${!v+set}" ] && envs+=(--env "$v=${!v}")
+done
+declare -A PIDS
+for s in "${suites[@]}"; do
+	[ -n "${TREE[$s]:-}" ] || continue
+	mkdir -p "$TMP/logs.$s"
+	timeout -s KILL "$TIMEOUT" "$here/enter.sh" "$("$here/roots.sh" path "$s" zdtm)" --pidns --pts --sys \
+		--bind "${TREE[$s]}:/zdtm-tree" --ro-bind "$TMP/src.tar:/ptimer-src.tar" \
+		--ro-bind "$TMP/scripts:/ptimer-criu" --bind "$TMP/logs.$s:/zdtm-logs" "${envs[@]}" -- \
+		bash /ptimer-criu/zdtm-inner.sh "$s" /zdtm-tree /ptimer-src.tar /ptimer-criu >"$TMP/$s.out" 2>&1 &
+	PIDS[$s]=$!
+done
+
+failed=0
+table=()
+for s in "${suites[@]}"; do
+	if [ -z "${TREE[$s]:-}" ]; then
+		echo "SKIP zdtm-$s: ${SKIPWHY[$s]}"
+		continue
+	fi
+	wait "${PIDS[$s]}"
+	rc=$?
+	grep -E '^(# |PASS |FAIL |SKIP )' "$TMP/$s.out"
+	if [ -n "${PTIMER_ZDTM_LOGS:-}" ]; then
+		mkdir -p "$PTIMER_ZDTM_LOGS/$s" && cp "$TMP/logs.$s"/* "$TMP/$s.out" "$PTIMER_ZDTM_LOGS/$s/" 2>/dev/null
+	fi
+	grep -q '^FAIL ' "$TMP/$s.out" && failed=1
+	if ! grep -q '^R ' "$TMP/$s.out"; then
+		[ "$rc" = 137 ] && rc="$rc (killed after $TIMEOUT s)"
+		echo "FAIL zdtm-$s: zdtm-inner.sh exited $rc with no result: $(tail -n 3 "$TMP/$s.out" | tr '\n' ' ' | cut -c1-300)"
+		failed=1
+		continue
+	fi
+	# one verdict a flavor and test
+	while read -r fl t; do
+		wo=$(awk -v f="$fl" -v t="$t" '$1 == "R" && $2 == "without" && $3 == f && $4 == t' "$TMP/$s.out")
+		wi=$(awk -v f="$fl" -v t="$t" '$1 == "R" && $2 == "with" && $3 == f && $4 == t' "$TMP/$s.out")
+		rwo=$(echo "$wo" | awk '{ print $5 }') rwi=$(echo "$wi" | awk '{ print $5 }')
+		why=$(echo "$wo" | cut -d' ' -f6- | cut -c1-300)
+		p=$(awk -v f="$fl" -v t="$t" '$1 == "P" && $2 == f && $3 == t { print $4, $5 }' "$TMP/$s.out")
+		dumps=${p% *} timers=${p#* }
+		name="zdtm-$s/$t/$fl"
+		table+=("$t|$fl|${VER[$s]}|${rwo:-none}|${rwi:-none}")
+		if [ -z "$rwo" ] || [ -z "$rwi" ]; then
+			echo "FAIL $name: missing result (without: '${rwo}', with: '${rwi}')"
+			failed=1
+		elif [ "$rwo" = budget ] || [ "$rwi" = budget ]; then
+			echo "SKIP $name: not run, over the time budget of $BUDGET s (PTIMER_ZDTM_BUDGET)"
+		elif [ "$rwo" != "$rwi" ]; then
+			echo "FAIL $name: without the plugin $rwo, with it $rwi ($(echo "$wi" | cut -d' ' -f6- | cut -c1-300))"
+			failed=1
+		elif [ "$rwo" = skip ]; then
+			echo "SKIP $name: zdtm skips it: $why"
+		elif [ "$rwo" = fail ]; then
+			echo "SKIP $name: fails without the plugin too (criu ${VER[$s]} here): $why"
+		elif [ "${dumps:-0}" -eq 0 ]; then
+			echo "FAIL $name: passes both ways, but the plugin logged no dump in criu's dump.log (not loaded from test/plugins?)"
+			failed=1
+		elif [ "${POSIX_TIMER_TESTS/ $t /}" != "$POSIX_TIMER_TESTS" ] && [ "${timers:-0}" -eq 0 ]; then
+			echo "FAIL $name: passes both ways, but the plugin saved no POSIX timer in $dumps dumps"
+			failed=1
+		else
+			echo "PASS $name: passes with and without the plugin (plugin: $dumps task dumps, $timers POSIX timers)"
+		fi
+	done < <(awk '$1 == "R" && $2 == "without" { print $3, $4 }' "$TMP/$s.out")
+done
+if [ -n "${PTIMER_ZDTM_TABLE:-}" ]; then
+	printf '%s\n' "${table[@]}" >"$PTIMER_ZDTM_TABLE"
+fi
+echo "# zdtm: $(( $(date +%s) - t_start )) s in all"
+exit "$failed"
