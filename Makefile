@@ -19,13 +19,12 @@ CFLAGS  += $(NL_CFLAGS)
 # e.g. -fsanitize=address,undefined: host code and tests only, never the blob
 SANITIZE ?=
 CFLAGS  += $(SANITIZE)
-LDLIBS  := -lprotobuf-c -ljson-c -lcap -lcompel -lnl-3
-# compel 4.2 (Debian sid) changed compel_prepare_noctx(pid) to (pid, handle_rseq)
-COMPEL_H ?= $(firstword $(wildcard /usr/include/compel/infect.h /usr/local/include/compel/infect.h))
-CFLAGS  += $(if $(shell grep -sE 'compel_prepare_noctx\(int pid[^)]*bool' $(COMPEL_H)),-DPTIMER_COMPEL_PREPARE_RSEQ)
+# No libcompel: its compel_run_at/compel_syscall stop on int3, which kills
+# the target when ptimer dies (restorer/host/inject.c runs code its own way).
+LDLIBS  := -lprotobuf-c -ljson-c -lcap -lnl-3
 
-# The in-target blob: freestanding, position independent, no SSE (compel
-# does not restore extended registers after compel_run_at), no libc.
+# The in-target blob: freestanding, position independent, no SSE (the
+# thread's extended registers are never saved or restored), no libc.
 # BLOB_CC: the blob's compiler, CC unless set ('make asan' keeps gcc for it).
 BLOB_CC ?= $(CC)
 BLOB_CFLAGS := -O2 -g0 -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
@@ -93,7 +92,7 @@ $(B)/ptimer: $(CLI_SRCS:%.c=$(B)/%.o) $(LIB_OBJS)
 
 # --- the CRIU plugin ----------------------------------------------------------
 # Built against the system's criu-plugin.h (libcriu-dev / criu-dev on Debian
-# 13+, the criu package on Debian 12).  compel_*, print_on_level and
+# 13+, the criu package on Debian 12).  print_on_level and
 # criu_get_image_dir come from the criu binary that loads it.
 CRIU_PLUGIN_H ?= $(firstword $(wildcard /usr/include/criu/criu-plugin.h /usr/local/include/criu/criu-plugin.h))
 PLUGIN_CFLAGS := $(if $(shell grep -s CR_PLUGIN_HOOK__CHECKPOINT_DEVICES $(CRIU_PLUGIN_H)),-DPTIMER_HAVE_CHECKPOINT_DEVICES)

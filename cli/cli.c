@@ -208,8 +208,9 @@ static void print_overview(FILE *f)
 		   "Commands:\n");
 	for (size_t i = 0; i < N_CMDS; i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
-	fprintf(f, "\n%s\nThe CRIU plugin (ptimer_plugin.so) reads PTIMER_CRIU_MODE, PTIMER_STRICT,\n"
-		   "PTIMER_RESTORE_MODE and PTIMER_RSEQ_SLICE; see ptimer(1).\n", exit_text);
+	fprintf(f, "\n%s\nThe CRIU plugin (ptimer_plugin.so) takes its settings from /etc/criu/ptimer.conf\n"
+		   "and criu's environment (PTIMER_CRIU_MODE, PTIMER_STRICT, PTIMER_RESTORE_MODE,\n"
+		   "PTIMER_RSEQ_SLICE, PTIMER_CONFIG); see ptimer(1).\n", exit_text);
 }
 
 #define HELP_COL 28	/* where option help starts */

@@ -226,14 +226,16 @@ oci_case() {
 	fi
 	pass "$name/checkpoint ($(secs "$t0") s): $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers saved' "$b/work/dump.log" | head -n1)"
 	t0=$EPOCHREALTIME
-	# in the background: crun 1.28 keeps `restore -d` in the foreground
+	# in the background and in a session of its own (setsid: what crun
+	# signals stays there): crun 1.28 keeps `restore -d` in the foreground
 	# until the container exits (crun 1.21 and runc return); done is
 	# criu's "Restore finished" with the container running, or the exit
 	rm -f "$b/restore.rc"
-	( : | timeout "$TO" "$rt" restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" "$name" \
+	( : | setsid timeout "$TO" "$rt" restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" "$name" \
 		> >(cat >>"$b/stdio.out") 2> >(cat >"$b/restore.err"); echo $? >"$b/restore.rc" ) &
 	wait_until $((TO * 10)) restored "$rt" "$name" "$b"
-	rc=$(cat "$b/restore.rc" 2>/dev/null || echo 0)
+	rc=$(cat "$b/restore.rc" 2>/dev/null)
+	case "$rc" in ''|*[!0-9]*) rc=0 ;; esac	# not exited (yet): criu finished
 	if [ "$rc" -ne 0 ]; then
 		fail "$name/restore" "$rt restore exit $rc: $(oneline "$b/restore.err") $(logtail "$b/rwork/restore.log")"
 		"$rt" delete -f "$name" >/dev/null 2>&1
