@@ -146,8 +146,8 @@ $(B)/test/test_rseq: $(B)/sim/test/unit/test_rseq.o $(SIM_OBJS) $(LIB_OBJS)
 $(B)/test/test_plugin_conf: test/unit/test_plugin_conf.c $(B)/plugin/conf.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $^ $(LDLIBS)
-# The plugin's edit of criu's core images (no criu needed).
-$(B)/test/test_criu_core: test/unit/test_criu_core.c $(B)/plugin/criu_core.o $(LIB_OBJS)
+# The plugin's reading and editing of criu's core images (no criu needed).
+$(B)/test/test_criu_core $(B)/test/test_criu_timers: $(B)/test/test_%: test/unit/test_%.c $(B)/plugin/criu_core.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $^ $(LDLIBS)
 # One source each: its .d file is $@.d.

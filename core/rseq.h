@@ -79,7 +79,9 @@ bool ptimer_slice_ctrl_clear_granted(uint8_t slice_ctrl[4]);
  * rseq_abi_size >= 32, process_vm_readv) and slice_ext from a GET run in
  * the thread.  Once a thread answers EINVAL or ENOTSUPP (kernel-wide
  * answers) the other threads are not asked: "unavailable".  ops NULL: the
- * real kernel.  Returns 0, -EIO (the in-target GET could not run),
+ * real kernel; then a kernel without PR_RSEQ_SLICE_EXTENSION (EINVAL to a
+ * GET in ptimer's own thread, asked once) has no thread asked at all.
+ * Returns 0, -EIO (the in-target GET could not run),
  * -ENOMEM, or the -errno of ops->mem (-EFAULT, -ESRCH, ...); err set.
  */
 int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_ops *ops,

@@ -177,6 +177,12 @@ static void free_head_threads(PtimerHead *head)
 
 int ptimer_image_write(const char *path, const struct ptimer_image *img, struct ptimer_err *err)
 {
+	return ptimer_image_write_flags(path, img, 0, err);
+}
+
+int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, unsigned int flags,
+			     struct ptimer_err *err)
+{
 	struct img_out o = { .a.fd = -1 };
 	PtimerHead head = PTIMER_HEAD__INIT;
 	uint32_t i;
@@ -190,7 +196,8 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
 	if (!o.buf)
 		return ptimer_errf(err, ENOMEM, "cannot write image %s: out of memory; %s",
 				   path, ptimer_errno_hint(ENOMEM));
-	ret = ptimer_atomic_open(&o.a, path, "image", IMG_PERM, PTIMER_FILE_HINT | PTIMER_FILE_SYNC_DIR, err);
+	ret = ptimer_atomic_open(&o.a, path, "image", IMG_PERM, PTIMER_FILE_HINT |
+				 (flags & PTIMER_IMG_NOSYNC ? PTIMER_FILE_NOSYNC : PTIMER_FILE_SYNC_DIR), err);
 	if (ret)
 		goto out;
 

@@ -253,7 +253,7 @@ int ptimer_atomic_commit(struct ptimer_atomic *a, struct ptimer_err *err)
 
 	if (!e && a->keep_owner)
 		e = keep_owner(a, why, sizeof(why));
-	if (!e && fsync(a->fd))
+	if (!e && !(a->flags & PTIMER_FILE_NOSYNC) && fsync(a->fd))
 		e = errno;
 	if (close(a->fd) && !e)
 		e = errno;

@@ -18,6 +18,8 @@
 #define PTIMER_FILE_SYNC_DIR	0x4u	/* write: fsync the directory after rename */
 #define PTIMER_FILE_KEEP_OWNER	0x8u	/* write: the new file gets the mode, uid
 					   and gid of the file it replaces */
+#define PTIMER_FILE_NOSYNC	0x10u	/* write: no fsync of the file (the rename
+					   stays atomic, durability is the caller's) */
 
 /*
  * ptimer_file_read - the whole of path, read with plain read() calls until
