@@ -133,8 +133,8 @@ $(B)/test/test_rseq: test/unit/test_rseq.c test/unit/simkernel.c restorer/algo.c
 $(B)/test/test_plugin_conf: test/unit/test_plugin_conf.c $(B)/plugin/conf.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
-# The plugin's edit of criu's core images (no criu needed).
-$(B)/test/test_criu_core: test/unit/test_criu_core.c $(B)/plugin/criu_core.o $(LIB_OBJS)
+# The plugin's reading and editing of criu's core images (no criu needed).
+$(B)/test/test_criu_core $(B)/test/test_criu_timers: $(B)/test/test_%: test/unit/test_%.c $(B)/plugin/criu_core.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 $(B)/test/test_%: test/unit/test_%.c $(LIB_OBJS)

@@ -250,6 +250,25 @@ int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *ti
 			    struct ptimer_err *err);
 
 /*
+ * ptimer_dump_task_given - ptimer_dump_task for timers someone else already
+ * read while t was stopped (criu: its core image, see
+ * ptimer_criu_core_timers): timers[n] complete, it_value/it_interval/
+ * overrun included, notify_tid in the process's own pid namespace (0 when
+ * not SIGEV_THREAD_ID).  Nothing runs inside t; /proc/PID/timers is read
+ * only when a SIGEV_THREAD_ID timer's tid is not one of t's threads (a
+ * thread gone, or the -1 criu 4.1 and 4.2 write for the leader of a task in a pid
+ * namespace), once, for the tids of those timers.  Then the same
+ * corrections ptimer_dump_task makes (sorted by
+ * timer_id; a target or CPU clock thread that is not a thread of t becomes a
+ * disarmed SIGEV_NONE timer with a warning, or -ESRCH with o->strict; the
+ * CPU clock of another live process: -EXDEV).  Takes timers over (freed on
+ * failure); img->timers and n_timers set, threads untouched.  Returns 0 or
+ * -errno, err set.
+ */
+int ptimer_dump_task_given(struct ptimer_task *t, const struct ptimer_dump_opts *o, struct ptimer_timer *timers,
+			   uint32_t n, struct ptimer_image *img, struct ptimer_err *err);
+
+/*
  * ptimer_dump - the CLI's whole dump: seize pid, ptimer_dump_task, release,
  * write DIR/ptimers-<vpid>.img atomically.  The process is released before
  * the image is written.  The image is consistent when nothing changed while
@@ -409,7 +428,8 @@ bool ptimer_slice_ctrl_clear_granted(uint8_t slice_ctrl[4]);
  * rseq_abi_size >= 32, process_vm_readv) and slice_ext from a GET run in
  * the thread.  Once a thread answers EINVAL or ENOTSUPP (kernel-wide
  * answers) the other threads are not asked: "unavailable".  ops NULL: the
- * real kernel.  Returns 0 or -errno, err set.
+ * real kernel; then a kernel without PR_RSEQ_SLICE_EXTENSION (EINVAL to a
+ * GET in ptimer's own thread, asked once) has no thread asked at all.  Returns 0 or -errno, err set.
  */
 int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_ops *ops,
 			struct ptimer_image *img, struct ptimer_err *err);
@@ -475,6 +495,31 @@ int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed
 /* ptimer_criu_core_count_timers - how many POSIX timers DIR/core-<vpid>.img
  * holds.  Returns 0 or -errno. */
 int ptimer_criu_core_count_timers(const char *dir, pid_t vpid, uint32_t *count, struct ptimer_err *err);
+
+/*
+ * One core-<vpid>.img read once, decoded, edited and written back:
+ * ptimer_criu_core_open - read and decode DIR/core-<vpid>.img (-ENOENT,
+ * -EACCES..., -EINVAL: not a core image; err set).
+ * ptimer_criu_core_n_timers - how many POSIX timers it holds.
+ * ptimer_criu_core_timers - those timers as criu collected them at dump
+ * (criu/proc_parse.c parse_posix_timers() for ID, clock, signal, sival and
+ * notification; its parasite's timer_gettime()/timer_getoverrun() for
+ * it_value, it_interval, overrun; criu/timer.c encode_notify_thread_id()
+ * for notify_tid: the tid as the dumped process's pid namespace sees it, 0
+ * when not SIGEV_THREAD_ID).  *out malloc'ed (NULL when none).  Returns 0,
+ * -EINVAL (an entry lacks a required field or is out of range), -ENOMEM.
+ * ptimer_criu_core_strip - take tc.timers.posix out and write the file back
+ * (temporary file + rename, no fsync: criu syncs none of its images); no
+ * timers: the file is left alone.  Returns 0 or -errno.
+ * ptimer_criu_core_close - free; NULL is fine.
+ */
+struct ptimer_criu_core;
+int ptimer_criu_core_open(const char *dir, pid_t vpid, struct ptimer_criu_core **out, struct ptimer_err *err);
+uint32_t ptimer_criu_core_n_timers(const struct ptimer_criu_core *c);
+int ptimer_criu_core_timers(const struct ptimer_criu_core *c, struct ptimer_timer **out, uint32_t *n,
+			    struct ptimer_err *err);
+int ptimer_criu_core_strip(struct ptimer_criu_core *c, struct ptimer_err *err);
+void ptimer_criu_core_close(struct ptimer_criu_core *c);
 
 /* ptimer_check - print one line per capability of this kernel and caller
  * to stdout; returns 0 when dump and restore can work here, else 1. */

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 
@@ -127,6 +128,24 @@ static const struct ptimer_rseq_ops *ops_or_real(const struct ptimer_rseq_ops *o
 
 /* ---- dump -------------------------------------------------------------------- */
 
+/*
+ * Whether this kernel has no PR_RSEQ_SLICE_EXTENSION at all, asked once in
+ * ptimer's own thread: a kernel without the option answers EINVAL to GET
+ * whoever asks (kernel/sys.c, prctl's default case), so no thread of any
+ * process need be asked, and no code run in one, to learn it.  ENOTSUPP
+ * and ENXIO depend on the asking thread's registration: those kernels are
+ * asked in the target's threads.
+ */
+static bool kernel_lacks_slice_ext(void)
+{
+	static int answer = 1;	/* 1: not asked yet */
+
+	if (answer == 1)
+		answer = prctl(PTIMER_PR_RSEQ_SLICE_EXTENSION, PTIMER_PR_RSEQ_SLICE_EXTENSION_GET, 0, 0, 0) < 0 &&
+			 errno == EINVAL ? -EINVAL : 0;
+	return answer == -EINVAL;
+}
+
 int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_ops *ops,
 			struct ptimer_image *img, struct ptimer_err *err)
 {
@@ -134,6 +153,8 @@ int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_op
 	int kernel_answer = 0;	/* EINVAL/ENOTSUPP seen: the kernel's, not the thread's */
 
 	ops = ops_or_real(ops);
+	if (ops == &ptimer_rseq_real_ops && kernel_lacks_slice_ext())
+		kernel_answer = -EINVAL;
 	v = calloc((size_t)t->n_threads + 1, sizeof(*v));
 	if (!v)
 		return ptimer_errf(err, ENOMEM, "out of memory for %d threads", t->n_threads);

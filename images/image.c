@@ -274,6 +274,12 @@ static void sync_parent_dir(const char *path)
 
 int ptimer_image_write(const char *path, const struct ptimer_image *img, struct ptimer_err *err)
 {
+	return ptimer_image_write_flags(path, img, 0, err);
+}
+
+int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, unsigned int flags,
+			     struct ptimer_err *err)
+{
 	char tmp[PATH_MAX];
 	struct img_out o = { .fd = -1 };
 	PtimerHead head = PTIMER_HEAD__INIT;
@@ -327,7 +333,7 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
 		out_message(&o, &e.base, PTIMER_IMG_MAX_ENTRY);
 	}
 	out_flush(&o);
-	if (!o.err && fsync(o.fd))
+	if (!o.err && !(flags & PTIMER_IMG_NOSYNC) && fsync(o.fd))
 		o.err = errno;
 	if (close(o.fd) && !o.err)
 		o.err = errno;
@@ -345,7 +351,8 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
 		free(o.buf);
 		return -o.err;
 	}
-	sync_parent_dir(path);
+	if (!(flags & PTIMER_IMG_NOSYNC))
+		sync_parent_dir(path);
 	free(o.buf);
 	return 0;
 }

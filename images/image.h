@@ -117,6 +117,19 @@ int ptimer_image_validate(const struct ptimer_image *img, const char *what, stru
 int ptimer_image_write(const char *path, const struct ptimer_image *img, struct ptimer_err *err);
 
 /*
+ * ptimer_image_write_flags - ptimer_image_write with flags:
+ * PTIMER_IMG_NOSYNC leaves out both fsyncs (file and directory).  The
+ * plugin writes so inside criu's dump: criu does not fsync its own images
+ * one by one (there is no fsync in criu/), whoever needs the dump durable
+ * syncs the directory as a whole.  The rename stays: a crash leaves the
+ * old image or the new one, never half of one.  Returns as
+ * ptimer_image_write.
+ */
+#define PTIMER_IMG_NOSYNC	0x1u
+int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, unsigned int flags,
+			     struct ptimer_err *err);
+
+/*
  * ptimer_image_create_temp - create a new, empty file beside path, named
  * "DIR/.BASE.PID.RANDOM" (same directory, so that rename(2) over path is
  * atomic), with open(O_CREAT | O_EXCL, mode): the umask and a default ACL of
