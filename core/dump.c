@@ -14,15 +14,14 @@
 
 #include <linux/ptrace.h>	/* struct ptrace_peeksiginfo_args, PTRACE_PEEKSIGINFO_SHARED */
 
-#include "core/ptimer.h"
+#include "core/dump.h"
+#include "core/log.h"
+#include "core/proc_timers.h"
+#include "core/procwatch.h"
+#include "core/rseq.h"
+#include "core/task.h"
+#include "core/util.h"
 #include "restorer/host/inject.h"
-
-static int cmp_timer_id(const void *a, const void *b)
-{
-	const struct ptimer_timer *x = a, *y = b;
-
-	return (x->timer_id > y->timer_id) - (x->timer_id < y->timer_id);
-}
 
 /* CPUCLOCK_PID() of include/linux/posix-timers_types.h: pid 0 is "self". */
 static pid_t cpu_clock_pid(int32_t clock_id)
@@ -97,7 +96,7 @@ static struct ptimer_timer *timer_by_id(struct ptimer_timer *timers, uint32_t n,
 {
 	struct ptimer_timer key = { .timer_id = id };
 
-	return n ? bsearch(&key, timers, n, sizeof(*timers), cmp_timer_id) : NULL;
+	return n ? bsearch(&key, timers, n, sizeof(*timers), ptimer_timer_cmp_id) : NULL;
 }
 
 /*
@@ -210,26 +209,26 @@ out:
 	return ret;
 }
 
-int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, struct ptimer_image *img,
-		     struct ptimer_err *err)
+/*
+ * What both dumps do to the timers: sort them, translate each notification
+ * (translate_notify), read the timing state inside t unless the caller has
+ * it already, and disarm the timers whose CPU clock is gone.  timers is
+ * freed on failure.
+ */
+static int dump_timers(struct ptimer_task *t, const struct ptimer_dump_opts *o, struct ptimer_timer *timers,
+		       uint32_t n, bool have_state, struct ptimer_err *err)
 {
-	struct ptimer_timer *timers = NULL;
-	bool *dead = NULL;
-	uint32_t n = 0;
-	int ret;
+	bool *dead;
+	int ret = 0;
 
-	memset(img, 0, sizeof(*img));
-	ret = ptimer_proc_read_timers(t->pid, &timers, &n, err);
-	if (ret)
-		return ret;
 	dead = calloc((size_t)n + 1, sizeof(*dead));
 	if (!dead)
 		ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
 	if (n)
-		qsort(timers, n, sizeof(*timers), cmp_timer_id);
+		qsort(timers, n, sizeof(*timers), ptimer_timer_cmp_id);
 	for (uint32_t i = 0; i < n && !ret; i++)
 		ret = translate_notify(t, &timers[i], o && o->strict, &dead[i], err);
-	if (!ret && n)
+	if (!ret && n && !have_state)
 		ret = ptimer_read_timer_state(t, timers, n, err);
 	if (!ret && n)
 		ret = read_pending(t, timers, n, err);
@@ -246,10 +245,25 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, st
 		}
 	}
 	free(dead);
-	if (ret) {
+	if (ret)
 		free(timers);
+	return ret;
+}
+
+int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, struct ptimer_image *img,
+		     struct ptimer_err *err)
+{
+	struct ptimer_timer *timers = NULL;
+	uint32_t n = 0;
+	int ret;
+
+	memset(img, 0, sizeof(*img));
+	ret = ptimer_proc_read_timers(t->pid, &timers, &n, err);
+	if (ret)
 		return ret;
-	}
+	ret = dump_timers(t, o, timers, n, false, err);
+	if (ret)
+		return ret;
 	img->version = PTIMER_IMG_VERSION;
 	img->pid = t->vpid;
 	img->n_timers = n;
@@ -260,7 +274,88 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, st
 	return ret;
 }
 
-int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, struct ptimer_err *err)
+/*
+ * The host tid /proc/PID/timers shows for each timer of timers[] marked in
+ * ask[] (one read for all).  A timer /proc does not list keeps its value.
+ */
+static int notify_from_proc(struct ptimer_task *t, struct ptimer_timer *timers, uint32_t n, const bool *ask,
+			    struct ptimer_err *err)
+{
+	struct ptimer_timer *p = NULL;
+	uint32_t np = 0;
+	int ret;
+
+	ret = ptimer_proc_read_timers(t->pid, &p, &np, err);
+	if (ret)
+		return ret;
+	if (np)
+		qsort(p, np, sizeof(*p), ptimer_timer_cmp_id);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ptimer_timer *f;
+
+		if (!ask[i])
+			continue;
+		f = np ? bsearch(&timers[i], p, np, sizeof(*p), ptimer_timer_cmp_id) : NULL;
+		if (f && (f->sigev_notify & PTIMER_SIGEV_THREAD_ID))
+			timers[i].notify_tid = f->notify_tid;
+	}
+	free(p);
+	return 0;
+}
+
+int ptimer_dump_task_given(struct ptimer_task *t, const struct ptimer_dump_opts *o, struct ptimer_timer *timers,
+			   uint32_t n, struct ptimer_image *img, struct ptimer_err *err)
+{
+	bool *ask = NULL;
+	uint32_t n_ask = 0;
+	int ret = 0;
+
+	/* translate_notify takes the host tids /proc shows */
+	for (uint32_t i = 0; i < n && !ret; i++) {
+		pid_t h;
+
+		if (!(timers[i].sigev_notify & PTIMER_SIGEV_THREAD_ID))
+			continue;
+		h = timers[i].notify_tid > 0 ? ptimer_task_host_tid(t, timers[i].notify_tid) : 0;
+		if (h) {
+			timers[i].notify_tid = h;
+			continue;
+		}
+		/*
+		 * Not a thread of t as criu wrote it: a thread that is gone,
+		 * or criu's own error: criu 4.1 and 4.2 encode a timer aimed at the
+		 * leader of a task in a pid namespace before it knows the
+		 * leader's tid there (criu/cr-dump.c dump_one_task(): the
+		 * timers before dump_task_threads()) and writes -1.  /proc
+		 * tells which.
+		 */
+		if (!ask)
+			ask = calloc(n, sizeof(*ask));
+		if (!ask)
+			ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
+		else
+			ask[i] = true;
+		n_ask++;
+	}
+	if (!ret && n_ask)
+		ret = notify_from_proc(t, timers, n, ask, err);
+	free(ask);
+	if (ret) {
+		free(timers);
+		return ret;
+	}
+	ret = dump_timers(t, o, timers, n, true, err);
+	if (ret)
+		return ret;
+	img->version = PTIMER_IMG_VERSION;
+	img->pid = t->vpid;
+	img->n_timers = n;
+	img->timers = timers;
+	return 0;
+}
+
+int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, struct ptimer_dump_result *res,
+		struct ptimer_err *err)
 {
 	struct ptimer_procwatch_window win = { 0 };
 	struct ptimer_procwatch *w = NULL;
@@ -339,9 +434,11 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 				  pid, sig, strsignal(sig));
 	if (!ret)
 		ret = ptimer_image_write(path, &img, err);
-	if (!ret)
-		printf("dumped %u timers of process %d (pid %d in its namespace) to %s\n", img.n_timers, pid,
-		       img.pid, path);
+	if (!ret && res) {
+		res->n_timers = img.n_timers;
+		res->vpid = img.pid;
+		snprintf(res->path, sizeof(res->path), "%s", path);
+	}
 	ptimer_procwatch_stop(w);
 	free(tids);
 	ptimer_image_free(&img);

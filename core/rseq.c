@@ -21,10 +21,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
-#include <sys/uio.h>
 
-#include "core/ptimer.h"
+#include "core/rseq.h"
+#include "core/log.h"
+#include "core/task.h"
+#include "lib/vm.h"
 #include "restorer/host/inject.h"
 
 #define PTRACE_GET_RSEQ_CONFIGURATION_	0x420f	/* uapi/linux/ptrace.h, Linux 5.13 */
@@ -104,14 +107,7 @@ static int real_slice(void *ctx, pid_t tid, uint32_t how, uint32_t arg, int32_t 
 
 static int real_mem(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len, bool write)
 {
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
-	ssize_t n = write ? process_vm_writev(pid, &local, 1, &remote, 1, 0)
-			  : process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
+	return ptimer_vm_copy(pid, addr, buf, len, write);
 }
 
 const struct ptimer_rseq_ops ptimer_rseq_real_ops = {
@@ -127,6 +123,24 @@ static const struct ptimer_rseq_ops *ops_or_real(const struct ptimer_rseq_ops *o
 
 /* ---- dump -------------------------------------------------------------------- */
 
+/*
+ * Whether this kernel has no PR_RSEQ_SLICE_EXTENSION at all, asked once in
+ * ptimer's own thread: a kernel without the option answers EINVAL to GET
+ * whoever asks (kernel/sys.c, prctl's default case), so no thread of any
+ * process need be asked, and no code run in one, to learn it.  ENOTSUPP
+ * and ENXIO depend on the asking thread's registration: those kernels are
+ * asked in the target's threads.
+ */
+static bool kernel_lacks_slice_ext(void)
+{
+	static int answer = 1;	/* 1: not asked yet */
+
+	if (answer == 1)
+		answer = prctl(PTIMER_PR_RSEQ_SLICE_EXTENSION, PTIMER_PR_RSEQ_SLICE_EXTENSION_GET, 0, 0, 0) < 0 &&
+			 errno == EINVAL ? -EINVAL : 0;
+	return answer == -EINVAL;
+}
+
 int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_ops *ops,
 			struct ptimer_image *img, struct ptimer_err *err)
 {
@@ -134,6 +148,8 @@ int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_op
 	int kernel_answer = 0;	/* EINVAL/ENOTSUPP seen: the kernel's, not the thread's */
 
 	ops = ops_or_real(ops);
+	if (ops == &ptimer_rseq_real_ops && kernel_lacks_slice_ext())
+		kernel_answer = -EINVAL;
 	v = calloc((size_t)t->n_threads + 1, sizeof(*v));
 	if (!v)
 		return ptimer_errf(err, ENOMEM, "out of memory for %d threads", t->n_threads);
@@ -191,7 +207,7 @@ int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_op
 /* ---- restore ------------------------------------------------------------------ */
 
 int ptimer_slice_targets(const struct ptimer_task *t, const struct ptimer_image *img,
-			 const struct ptimer_restore_opts *o, struct ptimer_slice_target **v, int *n,
+			 const struct ptimer_tid_map *map, int n_map, struct ptimer_slice_target **v, int *n,
 			 struct ptimer_err *err)
 {
 	int k = 0;
@@ -214,7 +230,7 @@ int ptimer_slice_targets(const struct ptimer_task *t, const struct ptimer_image 
 			continue;
 		g = &(*v)[(*n)++];
 		g->image_tid = th->tid;
-		vt = ptimer_map_tid(t, img, o, th->tid);
+		vt = ptimer_map_tid(t, img->pid, map, n_map, th->tid);
 		g->host_tid = vt ? ptimer_task_host_tid(t, vt) : 0;
 	}
 	return 0;

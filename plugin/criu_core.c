@@ -11,13 +11,16 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "lib/file.h"
+#include "plugin/criu_core.h"
 #include "proto/criu_core.pb-c.h"
 
 #define CRIU_IMG_COMMON_MAGIC	0x54564319u
@@ -61,11 +64,15 @@ static uint32_t get_u32(const uint8_t *p)
 }
 
 /*
- * Write buf over criu's image at path through a temporary file and rename.
- * The new file must be criu's image in everything but the timers: owner,
- * group and mode are those of the old one (criu creates images 0644 with
- * open(2), criu/image.c; in a user namespace the restored init, root mapped
- * to an unprivileged host uid, opens its children's core images).
+ * Write buf over criu's image at path through a temporary file and rename:
+ * a crash leaves the old image or the new one.  No fsync: this runs inside
+ * criu's dump, and criu makes none of its images durable one by one (no
+ * fsync anywhere in criu/): the dump is synced as a whole by whoever needs
+ * it on disk.  The new file must be criu's image in everything but the
+ * timers: owner, group and mode are those of the old one (criu creates
+ * images 0644 with open(2), criu/image.c; in a user namespace the restored
+ * init, root mapped to an unprivileged host uid, opens its children's core
+ * images).
  */
 static int replace_file(const char *path, const uint8_t *buf, size_t len, struct ptimer_err *err)
 {
@@ -75,11 +82,11 @@ static int replace_file(const char *path, const uint8_t *buf, size_t len, struct
 
 	if (stat(path, &st))
 		return ptimer_errf(err, errno, "cannot rewrite %s: %s", path, strerror(errno));
-	fd = ptimer_image_create_temp(path, st.st_mode & 0777, tmp, sizeof(tmp));
+	fd = ptimer_file_create_temp(path, st.st_mode & 0777, tmp, sizeof(tmp));
 	if (fd < 0)
 		return ptimer_errf(err, -fd, "cannot rewrite %s: cannot create a file beside it: %s", path,
 				   strerror(-fd));
-	if (write(fd, buf, len) != (ssize_t)len || fsync(fd))
+	if (write(fd, buf, len) != (ssize_t)len)
 		ret = ptimer_errf(err, errno ? errno : EIO, "cannot rewrite %s: %s", path, strerror(errno));
 	/* chown first: it clears set-id bits that the chmod then puts back */
 	if (!ret && fchown(fd, st.st_uid, st.st_gid))
@@ -96,87 +103,167 @@ static int replace_file(const char *path, const uint8_t *buf, size_t len, struct
 	return ret;
 }
 
+struct ptimer_criu_core {
+	char path[4096];
+	uint8_t *buf;		/* the whole file */
+	size_t len;
+	size_t elen;		/* the CoreEntry's bytes, from buf + 12 */
+	CriuCoreEntry *core;
+};
+
+void ptimer_criu_core_close(struct ptimer_criu_core *c)
+{
+	if (!c)
+		return;
+	if (c->core)
+		criu_core_entry__free_unpacked(c->core, NULL);
+	free(c->buf);
+	free(c);
+}
+
+int ptimer_criu_core_open(const char *dir, pid_t vpid, struct ptimer_criu_core **out, struct ptimer_err *err)
+{
+	struct ptimer_criu_core *c = calloc(1, sizeof(*c));
+	int ret;
+
+	*out = NULL;
+	if (!c)
+		return ptimer_errf(err, ENOMEM, "out of memory");
+	snprintf(c->path, sizeof(c->path), "%s/core-%d.img", dir, vpid);
+	ret = read_file(c->path, &c->buf, &c->len, err);
+	if (ret) {
+		c->buf = NULL;
+		goto out;
+	}
+	if (get_u32(c->buf) != CRIU_IMG_COMMON_MAGIC || get_u32(c->buf + 4) != CRIU_CORE_MAGIC) {
+		ret = ptimer_errf(err, EINVAL, "%s: not a criu core image (magic %#x %#x)", c->path,
+				  get_u32(c->buf), get_u32(c->buf + 4));
+		goto out;
+	}
+	c->elen = get_u32(c->buf + 8);
+	if (c->elen > c->len - 12) {
+		ret = ptimer_errf(err, EINVAL, "%s: entry of %zu bytes, only %zu follow", c->path, c->elen,
+				  c->len - 12);
+		goto out;
+	}
+	c->core = criu_core_entry__unpack(NULL, c->elen, c->buf + 12);
+	if (!c->core)
+		ret = ptimer_errf(err, EINVAL, "%s: CoreEntry does not decode", c->path);
+out:
+	if (ret)
+		ptimer_criu_core_close(c);
+	else
+		*out = c;
+	return ret;
+}
+
+static CriuTaskTimersEntry *core_timers(const struct ptimer_criu_core *c)
+{
+	return c->core->tc && c->core->tc->timers ? c->core->tc->timers : NULL;
+}
+
+uint32_t ptimer_criu_core_n_timers(const struct ptimer_criu_core *c)
+{
+	CriuTaskTimersEntry *tt = core_timers(c);
+
+	return tt ? (uint32_t)tt->n_posix : 0;
+}
+
+int ptimer_criu_core_timers(const struct ptimer_criu_core *c, struct ptimer_timer **out, uint32_t *n,
+			    struct ptimer_err *err)
+{
+	CriuTaskTimersEntry *tt = core_timers(c);
+	struct ptimer_timer *v;
+
+	*out = NULL;
+	*n = ptimer_criu_core_n_timers(c);
+	if (!*n)
+		return 0;
+	v = calloc(*n, sizeof(*v));
+	if (!v)
+		return ptimer_errf(err, ENOMEM, "out of memory for %u timers", *n);
+	for (uint32_t i = 0; i < *n; i++) {
+		const CriuPosixTimerEntry *e = tt->posix[i];
+
+		/* criu/timer.c encode_posix_timer(): all but the tid are required */
+		if (!e->has_it_id || !e->has_clock_id || !e->has_si_signo || !e->has_it_sigev_notify ||
+		    !e->has_vsec || !e->has_vnsec || !e->has_isec || !e->has_insec || e->it_id > INT32_MAX ||
+		    e->vnsec >= 1000000000u || e->insec >= 1000000000u || e->vsec > INT64_MAX ||
+		    e->isec > INT64_MAX) {
+			free(v);
+			return ptimer_errf(err, EINVAL, "%s: POSIX timer entry %u is incomplete or out of range; "
+					   "dump again", c->path, i);
+		}
+		v[i].timer_id = (int32_t)e->it_id;
+		v[i].clock_id = (int32_t)e->clock_id;
+		v[i].sigev_notify = (int32_t)e->it_sigev_notify;
+		v[i].signo = (int32_t)e->si_signo;
+		v[i].sival = e->sival_ptr;
+		v[i].notify_tid = e->has_notify_thread_id ? e->notify_thread_id : 0;
+		v[i].overrun = e->has_overrun && e->overrun <= INT32_MAX ? (int32_t)e->overrun : 0;
+		v[i].it_value.sec = (int64_t)e->vsec;
+		v[i].it_value.nsec = (int64_t)e->vnsec;
+		v[i].it_interval.sec = (int64_t)e->isec;
+		v[i].it_interval.nsec = (int64_t)e->insec;
+	}
+	*out = v;
+	return 0;
+}
+
+int ptimer_criu_core_strip(struct ptimer_criu_core *c, struct ptimer_err *err)
+{
+	CriuTaskTimersEntry *tt = core_timers(c);
+	size_t olen, rest = c->len - 12 - c->elen;
+	uint8_t *out;
+	int ret;
+
+	if (!tt || !tt->n_posix)
+		return 0;	/* nothing to take out: the file stays as it is */
+	for (size_t i = 0; i < tt->n_posix; i++)
+		criu_posix_timer_entry__free_unpacked(tt->posix[i], NULL);
+	free(tt->posix);
+	tt->posix = NULL;
+	tt->n_posix = 0;
+
+	olen = criu_core_entry__get_packed_size(c->core);
+	out = malloc(12 + olen + rest);
+	if (!out)
+		return ptimer_errf(err, ENOMEM, "out of memory for %s", c->path);
+	memcpy(out, c->buf, 8);
+	memcpy(out + 8, &(uint32_t){ (uint32_t)olen }, 4);
+	criu_core_entry__pack(c->core, out + 12);
+	/* whatever followed the entry stays */
+	memcpy(out + 12 + olen, c->buf + 12 + c->elen, rest);
+	ret = replace_file(c->path, out, 12 + olen + rest, err);
+	free(out);
+	return ret;
+}
+
 int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed, struct ptimer_err *err)
 {
-	char path[4096];
-	uint8_t *buf = NULL, *out = NULL;
-	CriuCoreEntry *core = NULL;
-	size_t len, elen, olen;
+	struct ptimer_criu_core *c;
 	int ret;
 
 	*removed = 0;
-	snprintf(path, sizeof(path), "%s/core-%d.img", dir, vpid);
-	ret = read_file(path, &buf, &len, err);
+	ret = ptimer_criu_core_open(dir, vpid, &c, err);
 	if (ret)
 		return ret;
-	if (get_u32(buf) != CRIU_IMG_COMMON_MAGIC || get_u32(buf + 4) != CRIU_CORE_MAGIC) {
-		ret = ptimer_errf(err, EINVAL, "%s: not a criu core image (magic %#x %#x)", path, get_u32(buf),
-				  get_u32(buf + 4));
-		goto out;
-	}
-	elen = get_u32(buf + 8);
-	if (elen > len - 12) {
-		ret = ptimer_errf(err, EINVAL, "%s: entry of %zu bytes, only %zu follow", path, elen, len - 12);
-		goto out;
-	}
-	core = criu_core_entry__unpack(NULL, elen, buf + 12);
-	if (!core) {
-		ret = ptimer_errf(err, EINVAL, "%s: CoreEntry does not decode", path);
-		goto out;
-	}
-	if (!core->tc || !core->tc->timers || !core->tc->timers->n_posix)
-		goto out;	/* nothing to take out: the file stays as it is */
-	*removed = (uint32_t)core->tc->timers->n_posix;
-	for (size_t i = 0; i < core->tc->timers->n_posix; i++)
-		criu_posix_timer_entry__free_unpacked(core->tc->timers->posix[i], NULL);
-	free(core->tc->timers->posix);
-	core->tc->timers->posix = NULL;
-	core->tc->timers->n_posix = 0;
-
-	olen = criu_core_entry__get_packed_size(core);
-	out = malloc(12 + olen + (len - 12 - elen));
-	if (!out) {
-		ret = ptimer_errf(err, ENOMEM, "out of memory for %s", path);
-		goto out;
-	}
-	memcpy(out, buf, 8);
-	memcpy(out + 8, &(uint32_t){ (uint32_t)olen }, 4);
-	criu_core_entry__pack(core, out + 12);
-	/* whatever followed the entry stays */
-	memcpy(out + 12 + olen, buf + 12 + elen, len - 12 - elen);
-	ret = replace_file(path, out, 12 + olen + (len - 12 - elen), err);
-out:
-	if (core)
-		criu_core_entry__free_unpacked(core, NULL);
-	free(out);
-	free(buf);
+	*removed = ptimer_criu_core_n_timers(c);
+	ret = ptimer_criu_core_strip(c, err);
+	ptimer_criu_core_close(c);
 	return ret;
 }
 
 int ptimer_criu_core_count_timers(const char *dir, pid_t vpid, uint32_t *count, struct ptimer_err *err)
 {
-	char path[4096];
-	CriuCoreEntry *core;
-	uint8_t *buf;
-	size_t len, elen;
+	struct ptimer_criu_core *c;
 	int ret;
 
 	*count = 0;
-	snprintf(path, sizeof(path), "%s/core-%d.img", dir, vpid);
-	ret = read_file(path, &buf, &len, err);
+	ret = ptimer_criu_core_open(dir, vpid, &c, err);
 	if (ret)
 		return ret;
-	elen = get_u32(buf + 8);
-	if (get_u32(buf) != CRIU_IMG_COMMON_MAGIC || get_u32(buf + 4) != CRIU_CORE_MAGIC || elen > len - 12) {
-		free(buf);
-		return ptimer_errf(err, EINVAL, "%s: not a criu core image", path);
-	}
-	core = criu_core_entry__unpack(NULL, elen, buf + 12);
-	free(buf);
-	if (!core)
-		return ptimer_errf(err, EINVAL, "%s: CoreEntry does not decode", path);
-	if (core->tc && core->tc->timers)
-		*count = (uint32_t)core->tc->timers->n_posix;
-	criu_core_entry__free_unpacked(core, NULL);
+	*count = ptimer_criu_core_n_timers(c);
+	ptimer_criu_core_close(c);
 	return 0;
 }

@@ -6,13 +6,31 @@
  *
  * Hooks (criu/include/criu-plugin.h, criu/plugin.c):
  *   CHECKPOINT_DEVICES(pid)   per task, tree frozen by criu (criu/seize.c
- *                             checkpoint_devices()): write ptimers-<vpid>.img
+ *                             checkpoint_devices()): note the task's threads
+ *                             (host and own-namespace tids) and their rseq
+ *                             state
  *   exit(DUMP, 0)             after the core images are written, before the
- *                             tasks are resumed or killed: take the timers out
- *                             of core-<vpid>.img
+ *                             tasks are resumed or killed: take the timers
+ *                             criu saved in core-<vpid>.img, correct them
+ *                             (ptimer_dump_task_given), write
+ *                             ptimers-<vpid>.img, and take them out of the
+ *                             core image
  *   RESUME_DEVICES_LATE(pid)  per task after restore, tasks stopped by criu
  *                             at the exit of rt_sigreturn (criu/cr-restore.c):
  *                             recreate the timers inside the task
+ * criu already read /proc/PID/timers and each timer's state (its parasite)
+ * for every task: the plugin reads neither again and runs no code in a
+ * task at dump.  A task with no timers and no rseq slice extension to
+ * restore gets no image; its restore is one failed open.
+ *
+ * strict (PTIMER_STRICT=yes, or strict in the settings file) dumps as ptimer dump --strict
+ * does, at CHECKPOINT_DEVICES (/proc/PID/timers plus a run of the blob in
+ * the task): a timer aimed at a thread that is gone then fails the dump,
+ * which exit(DUMP) cannot do (criu/cr-dump.c cr_dump_finish() ignores it).
+ * Without it, a task whose timers cannot be taken over at exit(DUMP) (an
+ * unreadable core image, the CPU clock of another process) keeps them in
+ * its core image for criu to restore as it would alone, with an error in
+ * criu's log.
  * Like CRIU's cuda plugin, it records itself in the inventory when it
  * dumped, so that a restore without it fails ("Missing required plugin")
  * instead of silently dropping timers.
@@ -37,8 +55,14 @@
 
 #include <criu/criu-plugin.h>
 
-#include "core/ptimer.h"
+#include "core/dump.h"
+#include "core/log.h"
+#include "core/proc_timers.h"
+#include "core/restore.h"
+#include "core/rseq.h"
+#include "core/task.h"
 #include "plugin/conf.h"
+#include "plugin/criu_core.h"
 #include "restorer/host/inject.h"
 
 #define PLUGIN_NAME "ptimer"
@@ -53,9 +77,16 @@ extern bool check_and_remove_inventory_plugin(const char *name, size_t n) __attr
 enum { CRIU_LOG_ERROR = 1, CRIU_LOG_WARN = 2, CRIU_LOG_INFO = 3, CRIU_LOG_DEBUG = 4 };
 
 static struct ptimer_plugin_conf conf = { .criu_mode = PTIMER_CRIU_TAKEOVER };
-static pid_t *dumped_vpids;
-static size_t n_dumped;
 static bool in_inventory __attribute__((unused));
+
+/* A task seen at CHECKPOINT_DEVICES, finished at exit(DUMP). */
+struct dumped_task {
+	struct ptimer_task t;		/* adopted: criu holds it stopped */
+	struct ptimer_image img;	/* threads (rseq) now, timers at exit */
+	bool written;			/* strict: image written already */
+};
+static struct dumped_task *dumped;
+static size_t n_dumped;
 
 static void criu_log(int level, const char *where, const char *msg)
 {
@@ -85,7 +116,7 @@ static int ptimer_plugin_init(int stage)
 {
 	struct ptimer_err err;
 
-	ptimer_log_fn = criu_log;
+	ptimer_log_set(criu_log);
 	ptimer_verbosity = PTIMER_LOG_DEBUG;
 	ptimer_compel_log_owned = false;	/* criu's compel log stays criu's */
 	if (ptimer_plugin_conf_load(&conf, NULL, &err)) {
@@ -113,46 +144,76 @@ static int ptimer_plugin_init(int stage)
 	return 0;
 }
 
-static int __attribute__((unused)) remember_vpid(pid_t vpid)
+static __attribute__((unused)) struct dumped_task *new_dumped(void)
 {
-	pid_t *v = realloc(dumped_vpids, (n_dumped + 1) * sizeof(*v));
+	struct dumped_task *v = realloc(dumped, (n_dumped + 1) * sizeof(*v));
 
 	if (!v)
-		return -ENOMEM;
-	dumped_vpids = v;
-	dumped_vpids[n_dumped++] = vpid;
-	return 0;
+		return NULL;
+	dumped = v;
+	memset(&dumped[n_dumped], 0, sizeof(*dumped));
+	return &dumped[n_dumped++];
+}
+
+static void free_dumped(void)
+{
+	for (size_t i = 0; i < n_dumped; i++) {
+		ptimer_task_release(&dumped[i].t);
+		ptimer_image_free(&dumped[i].img);
+	}
+	free(dumped);
+	dumped = NULL;
+	n_dumped = 0;
+}
+
+/* Anything for restore to do: timers, or a thread whose slice extension it
+ * must enable again (ptimer_slice_targets). */
+static bool worth_an_image(const struct ptimer_image *img)
+{
+	if (img->n_timers)
+		return true;
+	for (uint32_t i = 0; i < img->n_threads; i++)
+		if (img->threads[i].slice_ext == PTIMER_SLICE_EXT_ENABLED)
+			return true;
+	return false;
+}
+
+static int write_image(struct ptimer_image *img, struct ptimer_err *err)
+{
+	char dir[64], path[4096];
+
+	img->criu_mode = conf.criu_mode;
+	image_dir(dir, sizeof(dir));
+	ptimer_image_path(path, sizeof(path), dir, img->pid);
+	return ptimer_image_write_flags(path, img, PTIMER_IMG_NOSYNC, err);
 }
 
 #ifdef PTIMER_HAVE_CHECKPOINT_DEVICES
 static int ptimer_plugin_checkpoint(int pid)
 {
 	struct ptimer_dump_opts o = { .strict = conf.strict };
-	struct ptimer_image img;
-	struct ptimer_task t;
+	struct dumped_task *d = new_dumped();
 	struct ptimer_err err;
-	char dir[64], path[4096];
 	int ret;
 
-	ret = ptimer_task_adopt(&t, pid, &err);
+	if (!d) {
+		ptimer_log(PTIMER_LOG_ERROR, "task %d: out of memory", pid);
+		return -1;
+	}
+	ret = ptimer_task_adopt(&d->t, pid, &err);
 	if (ret)
 		goto fail;
-	ret = ptimer_dump_task(&t, &o, &img, &err);
-	ptimer_task_release(&t);
-	if (ret)
-		goto fail;
-	img.criu_mode = conf.criu_mode;
-	image_dir(dir, sizeof(dir));
-	ptimer_image_path(path, sizeof(path), dir, img.pid);
-	ret = ptimer_image_write(path, &img, &err);
-	if (!ret)
-		ret = remember_vpid(img.pid) ? ptimer_errf(&err, ENOMEM, "out of memory") : 0;
-	if (!ret)
-		ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): %u POSIX timers saved to ptimers-%d.img (%s)",
-			   pid, img.pid, img.n_timers, img.pid,
-			   conf.criu_mode == PTIMER_CRIU_NATIVE ? "criu restores them, ptimer verifies"
-							   : "ptimer restores them");
-	ptimer_image_free(&img);
+	if (o.strict) {
+		/* all of it now, so that a refusal still fails the dump */
+		ret = ptimer_dump_task(&d->t, &o, &d->img, &err);
+		if (!ret && worth_an_image(&d->img)) {
+			ret = write_image(&d->img, &err);
+			d->written = !ret;
+		}
+	} else {
+		ret = ptimer_dump_threads(&d->t, NULL, &d->img, &err);
+		d->img.pid = d->t.vpid;
+	}
 	if (ret)
 		goto fail;
 	if (conf.criu_mode == PTIMER_CRIU_TAKEOVER && !in_inventory) {
@@ -181,32 +242,72 @@ static void __attribute__((constructor)) ptimer_plugin_trim_hooks(void)
 }
 #endif
 
-/* After a successful dump: criu must not restore the timers itself. */
-static void strip_core_images(void)
+/*
+ * One task after criu wrote its core image: the timers criu saved, corrected
+ * and written to ptimers-<vpid>.img; in takeover mode then taken out of the
+ * core image, so that criu does not restore them itself.  The core image is
+ * edited only once our image is written: a failure leaves criu's timers for
+ * criu to restore as it would alone.
+ */
+static int finish_task(struct dumped_task *d, const char *dir, struct ptimer_err *err)
 {
-	struct ptimer_err err;
-	char dir[64];
+	struct ptimer_dump_opts o = { 0 };
+	struct ptimer_criu_core *c = NULL;
+	struct ptimer_timer *timers;
+	uint32_t n;
+	int ret;
 
-	image_dir(dir, sizeof(dir));
-	for (size_t i = 0; i < n_dumped; i++) {
-		uint32_t removed;
-
-		if (ptimer_criu_core_strip_timers(dir, dumped_vpids[i], &removed, &err))
-			ptimer_log(PTIMER_LOG_ERROR, "%s; restoring this dump will fail with timer ID "
-				   "clashes: dump again", err.msg);
-		else
-			ptimer_log(PTIMER_LOG_DEBUG, "core-%d.img: %u POSIX timers handed to ptimer",
-				   dumped_vpids[i], removed);
+	ret = ptimer_criu_core_open(dir, d->t.vpid, &c, err);
+	if (ret)
+		return ret;
+	if (d->written) {
+		/* strict: ours is written; criu's copy only goes */
+		n = d->img.n_timers;
+		goto strip;
 	}
+	ret = ptimer_criu_core_timers(c, &timers, &n, err);
+	if (!ret)
+		ret = ptimer_dump_task_given(&d->t, &o, timers, n, &d->img, err);
+	if (ret || !worth_an_image(&d->img))
+		goto out;
+	ret = write_image(&d->img, err);
+	if (ret)
+		goto out;
+	ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): %u POSIX timers saved to ptimers-%d.img (%s)",
+		   d->t.pid, d->t.vpid, n, d->t.vpid,
+		   conf.criu_mode == PTIMER_CRIU_NATIVE ? "criu restores them, ptimer verifies" : "ptimer restores them");
+strip:
+	if (conf.criu_mode == PTIMER_CRIU_TAKEOVER && ptimer_criu_core_n_timers(c)) {
+		ret = ptimer_criu_core_strip(c, err);
+		if (ret) {
+			/* criu's timers stay; ours must not be restored on top of them */
+			char path[4096];
+
+			ptimer_image_path(path, sizeof(path), dir, d->t.vpid);
+			unlink(path);
+		} else {
+			ptimer_log(PTIMER_LOG_DEBUG, "core-%d.img: %u POSIX timers handed to ptimer", d->t.vpid, n);
+		}
+	}
+out:
+	ptimer_criu_core_close(c);
+	return ret;
 }
 
 static void ptimer_plugin_exit(int stage, int ret)
 {
-	if (stage == CR_PLUGIN_STAGE__DUMP && ret == 0 && conf.criu_mode == PTIMER_CRIU_TAKEOVER)
-		strip_core_images();
-	free(dumped_vpids);
-	dumped_vpids = NULL;
-	n_dumped = 0;
+	struct ptimer_err err;
+	char dir[64];
+
+	if (stage == CR_PLUGIN_STAGE__DUMP && ret == 0) {
+		image_dir(dir, sizeof(dir));
+		for (size_t i = 0; i < n_dumped; i++)
+			if (finish_task(&dumped[i], dir, &err))
+				ptimer_log(PTIMER_LOG_ERROR, "task %d (vpid %d): %s; its timers stay in "
+					   "core-%d.img for criu to restore as it would without ptimer",
+					   dumped[i].t.pid, dumped[i].t.vpid, err.msg, dumped[i].t.vpid);
+	}
+	free_dumped();
 }
 
 static int ptimer_plugin_resume_late(int pid)
@@ -228,11 +329,12 @@ static int ptimer_plugin_resume_late(int pid)
 	}
 	image_dir(dir, sizeof(dir));
 	ptimer_image_path(path, sizeof(path), dir, vpid);
-	if (access(path, F_OK)) {
+	/* one open: a task with nothing to restore has no image */
+	ret = ptimer_image_read(path, &img, &err);
+	if (ret == -ENOENT) {
 		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): no ptimers-%d.img, nothing to do", pid, vpid, vpid);
 		return 0;
 	}
-	ret = ptimer_image_read(path, &img, &err);
 	if (ret)
 		goto fail;
 	ret = ptimer_task_adopt(&t, pid, &err);

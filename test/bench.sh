@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # test/bench.sh BUILD - restore benchmarks, printed as ratios from one run
-# (medians; sizes from shared/cases/README.md "perf workloads"):
+# (medians; the perf workloads below):
 #   (a) 50,000 timers: a process creating and arming them itself with the
 #       exact-ID prctl vs `ptimer restore` of them into a fresh process
 #       (wall time of the whole command); goal <= 1.5
@@ -15,9 +15,14 @@
 #       timers 100,000 apart) with criu 4.1.1 alone, 4.1.1 + the plugin,
 #       4.2.1 alone, 4.2.1 + the plugin (medians of 3; a run over 20 s is
 #       not repeated); goal (4.1.1 + plugin) / (4.2.1 alone) <= 1.2.
-#       PTIMER_SKIP_CRIU=1 leaves it out, and (f) too.
+#       PTIMER_SKIP_CRIU=1 leaves it out, and (f) and (h) too.
 #   (f) containers (test/containers/bench.sh): runc checkpoint and restore
 #       with and without the plugin, criu 4.1.1 and 4.2.1, as ratios.
+#   (g) 50,000 timers: `ptimer dump` against one plain read of
+#       /proc/PID/timers of the same process (the kernel's floor)
+#   (h) real criu, process trees (300 x 0 timers, 300 x 1, 4 x 20,000):
+#       whole `criu dump` and `criu restore -d`, criu alone and with the
+#       plugin in turn, medians of 3, ratios; goal <= 1.10 on 4.2.1
 # Takes about a minute and a half, plus (e): up to 5 minutes (plus about 3
 # the first time, to build the roots).  Needs root.
 
@@ -144,6 +149,32 @@ echo "(d) IDs 1,000,000 and 2,000,000, --mode linear: $(ms "$DL") (median of 3),
 echo "    auto (exact-ID) mode: $(ms "$DX"); ratio linear/exact = $(ratio "$DL" "$DX")"
 echo "    ptimer's own report (linear): $(tr '\n' ' ' <"$SP/last.out" | cut -c1-300)"
 
+# ---- (g) standalone dump of 50,000 timers against the kernel's floor ---------------
+# The floor is one read of /proc/PID/timers: the kernel walks the list from its
+# head for every page it returns, so that read is quadratic; ptimer dump adds
+# the seize, one run of the blob for the timers' state, and the image.
+self_create 50000 1 "$TMP/f50k"
+FP=$SELF_PID
+mkdir -p "$TMP/f50k/img"
+for i in 1 2 3; do
+	# a dump that lost process events (a busy machine) is dumped again
+	for try in 1 2 3 0; do
+		[ "$try" = 0 ] && die "ptimer dump: $(cat "$TMP/f50k/dump.out")"
+		t0=$(now)
+		"$PT" dump -t "$FP" -D "$TMP/f50k/img" >"$TMP/f50k/dump.out" 2>&1 && break
+	done
+	t1=$(now)
+	cat "/proc/$FP/timers" >/dev/null
+	t2=$(now)
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", b - a }' >>"$TMP/f.dump"
+	awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.6f\n", b - a }' >>"$TMP/f.read"
+done
+reap "$FP"
+FD=$(median <"$TMP/f.dump")
+FR=$(median <"$TMP/f.read")
+echo "(g) 50,000 timers: ptimer dump $(ms "$FD"), one read of /proc/PID/timers of the same process $(ms "$FR") (median of 3, in turn)"
+echo "    ratio dump/read = $(ratio "$FD" "$FR")   (the read is the kernel's floor: $(awk -v a="$FR" -v b="$FD" 'BEGIN { if (b > 0) printf "%.0f", 100 * a / b }')% of the dump)"
+
 # ---- (e) real criu: 4.1.1 / 4.2.1, alone / with the plugin -------------------------
 if [ -n "${PTIMER_SKIP_CRIU:-}" ]; then
 	echo "(e) real criu: skipped (PTIMER_SKIP_CRIU is set)"
@@ -191,6 +222,29 @@ if [ -n "$fault" ]; then
 	echo "    timer_settime each), with the plugin criu has no timers and ptimer arms them untraced."
 	echo "    4.1.1's create/delete loop runs before that stage and is not traced."
 fi
+
+# Trees: whole criu dump and criu restore -d, alone and with the plugin in turn.
+tfield() { awk -v s="$1" -v c="$2" -v m="$3" -v n="$4" '$1 == "bench-tree:" && $2 == s && $4 == c && $5 == m { v = $n } END { print (v == "") ? "-" : v }' "$TMP/criu.out"; }
+tratio() { [ "$1" = - ] || [ "$2" = - ] && echo "-" || ratio "$2" "$1"; }
+echo "(h) process trees, whole \`criu dump\` and \`criu restore -d\` wall time, criu alone and with the plugin in"
+echo "    turn, median of 3 each; ratio = with / alone, goal <= 1.10 on $V2:"
+printf '    | %-6s | %-22s | %-9s | %-9s | %-5s | %-9s | %-9s | %-5s |\n' criu tree "dump" "+ plugin" ratio restore "+ plugin" ratio
+printf '    |%s|\n' "--------|------------------------|-----------|-----------|-------|-----------|-----------|-------"
+for s in trixie sid; do
+	v=$V1; [ $s = sid ] && v=$V2
+	for tc in 300x0 300x1 4x20000; do
+		case $tc in
+		300x0) what="300 processes, 0 timers" ;;
+		300x1) what="300 processes, 1 timer" ;;
+		4x20000) what="4 x 20,000 timers" ;;
+		esac
+		da=$(tfield $s $tc alone 6); dp=$(tfield $s $tc plugin 6)
+		ra=$(tfield $s $tc alone 7); rp=$(tfield $s $tc plugin 7)
+		printf '    | %-6s | %-22s | %-9s | %-9s | %-5s | %-9s | %-9s | %-5s |\n' "$v" "$what" "$(sec "$da")" "$(sec "$dp")" \
+			"$(tratio "$da" "$dp")" "$(sec "$ra")" "$(sec "$rp")" "$(tratio "$ra" "$rp")"
+	done
+done
+grep -E '^bench: .*tree-.*FAILED' "$TMP/criu.out" | sed 's/^bench: /(h) /'
 
 # ---- (f) containers: runc checkpoint/restore, alone / with the plugin ---------------
 [ -n "${PTIMER_SKIP_CONTAINERS:-}" ] && { echo "(f) containers: skipped (PTIMER_SKIP_CONTAINERS is set)"; exit 0; }

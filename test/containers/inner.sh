@@ -21,7 +21,9 @@
 # /state LABEL`, is checkpointed and restored; /proc/PID/timers before and
 # after must be equal once every tid is written as the container sees it;
 # then the program checks its own timers (ids, clocks, values, that they fire
-# on the right thread) and its PASS/FAIL lines are printed here.
+# on the right thread) and its PASS/FAIL lines are printed here.  Reported
+# through test/lib/harness.sh (suite.sh puts it in /ptimer-ct): the plan
+# "1..N" (N cases, the build first), "ok K CASE" after each, totals last.
 # bench: runc checkpoint and restore, with and without the plugin.
 set -u
 
@@ -33,88 +35,80 @@ W=/var/tmp/ptimer-ct/work
 X=/xfer
 TO=${PTIMER_CT_TIMEOUT:-180}
 PLUGIN=/usr/lib/criu/ptimer_plugin.so
-nfail=0
+H_PREFIX=$P/
+. "$S/harness.sh"
 
-pass() { echo "PASS $P/$1"; }
-fail() { echo "FAIL $P/$1: $2"; nfail=$((nfail + 1)); }
-skip() { echo "SKIP $P/$1: $2"; }
 note() { echo "# $suite: $*"; }
-oneline() { tr '\n' ' ' <"$1" 2>/dev/null | sed 's/ *$//' | cut -c1-300; }
 logtail() {
 	{ grep -hE 'Error|error|rror \(|Missing|ptimer' "$@" 2>/dev/null | tail -n 4; } | tr '\n' ' ' | cut -c1-400
-}
-wait_until() {  # TENTHS CMD...
-	local n=$1 i
-	shift
-	for ((i = 0; i < n; i++)); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
 }
 secs() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }'; }
 
 # ---- build and install ----------------------------------------------------------
-# PTIMER_CT_REUSE=1 (while working on the suite): keep the last build
-[ -n "${PTIMER_CT_REUSE:-}" ] && [ -x "$W/zt" ] || rm -rf /var/tmp/ptimer-ct
-mkdir -p "$SRC" "$W"
-t0=$EPOCHREALTIME
-if [ -n "${PTIMER_CT_REUSE:-}" ] && [ -x "$W/zt" ]; then
-	note "PTIMER_CT_REUSE: the build of an earlier run"
-elif (cd "$SRC" && tar xf /ptimer-src.tar && make deps DEPS=build && make -j2 deb &&
-	gcc -O2 -static -pthread -o "$W/zt" test/e2e/zdtm_timers.c -lrt) >"$W/build.log" 2>&1; then
-	[ "$what" = check ] && pass "build: make deps && make deb ($(secs "$t0") s)"
-else
-	echo "FAIL $P/build: $(tail -n 5 "$W/build.log" | tr '\n' ' ' | cut -c1-400)"
-	exit 1
-fi
-DEB=$(ls "$SRC"/build/ptimer_*.deb)
-if DEBIAN_FRONTEND=noninteractive apt-get install -y -q --reinstall "$DEB" >"$W/apt.log" 2>&1 &&
-	[ -f "$PLUGIN" ] && [ -x /usr/bin/ptimer ]; then
-	[ "$what" = check ] && pass "install: apt-get install ./build/$(basename "$DEB") ($(dpkg-query -W -f='${Depends}' ptimer))"
-else
-	echo "FAIL $P/install: apt-get install ./build/$(basename "$DEB"): $(tail -n 3 "$W/apt.log" | tr '\n' ' ')"
-	exit 1
-fi
-mkdir -p "$X/debs/$suite" && cp "$DEB" "$X/debs/$suite/"
-CRIU_VERSION=$(criu --version | awk '/^Version/ { print $2 }')
-note "criu $CRIU_VERSION, runc $(runc --version | awk 'NR == 1 { print $3 }'), crun $(crun --version 2>/dev/null | awk 'NR == 1 { print $3 }'), podman $(podman --version | awk '{ print $3 }')"
+# prepare: build and install the .deb, set the host up for the runtimes,
+# the container's file system (check: the first case; bench: before it runs).
+prepare() {
+	# PTIMER_CT_REUSE=1 (while working on the suite): keep the last build
+	[ -n "${PTIMER_CT_REUSE:-}" ] && [ -x "$W/zt" ] || rm -rf /var/tmp/ptimer-ct
+	mkdir -p "$SRC" "$W"
+	t0=$EPOCHREALTIME
+	if [ -n "${PTIMER_CT_REUSE:-}" ] && [ -x "$W/zt" ]; then
+		note "PTIMER_CT_REUSE: the build of an earlier run"
+	elif (cd "$SRC" && tar xf /ptimer-src.tar && make deps DEPS=build && make -j2 deb &&
+		gcc -O2 -static -pthread -o "$W/zt" test/e2e/zdtm_timers.c -lrt) >"$W/build.log" 2>&1; then
+		[ "$what" = check ] && pass "build: make deps && make deb ($(secs "$t0") s)"
+	else
+		fail build "$(tail -n 5 "$W/build.log" | tr '\n' ' ' | cut -c1-400)"
+		exit 1
+	fi
+	DEB=$(ls "$SRC"/build/ptimer_*.deb)
+	if DEBIAN_FRONTEND=noninteractive apt-get install -y -q --reinstall "$DEB" >"$W/apt.log" 2>&1 &&
+		[ -f "$PLUGIN" ] && [ -x /usr/bin/ptimer ]; then
+		[ "$what" = check ] && pass "install: apt-get install ./build/$(basename "$DEB") ($(dpkg-query -W -f='${Depends}' ptimer))"
+	else
+		fail install "apt-get install ./build/$(basename "$DEB"): $(tail -n 3 "$W/apt.log" | tr '\n' ' ')"
+		exit 1
+	fi
+	mkdir -p "$X/debs/$suite" && cp "$DEB" "$X/debs/$suite/"
+	CRIU_VERSION=$(criu --version | awk '/^Version/ { print $2 }')
+	note "criu $CRIU_VERSION, runc $(runc --version | awk 'NR == 1 { print $3 }'), crun $(crun --version 2>/dev/null | awk 'NR == 1 { print $3 }'), podman $(podman --version | awk '{ print $3 }')"
 
-# The plugin's settings file: a directory of this session over /etc/criu,
-# so the cached root's own file (the package's conffile) stays as it is.
-mkdir -p "$W/etc-criu"
-cp /etc/criu/* "$W/etc-criu/" 2>/dev/null
-mount --bind "$W/etc-criu" /etc/criu
+	# The plugin's settings file: a directory of this session over /etc/criu,
+	# so the cached root's own file (the package's conffile) stays as it is.
+	mkdir -p "$W/etc-criu"
+	cp /etc/criu/* "$W/etc-criu/" 2>/dev/null
+	mount --bind "$W/etc-criu" /etc/criu
 
-# ---- host setup ------------------------------------------------------------------
-mount -t tmpfs -o mode=0755 cgroup-root /sys/fs/cgroup
-for c in cpu cpuacct cpuset memory devices freezer blkio pids; do
-	grep -qw "^$c" /proc/cgroups || continue
-	mkdir -p "/sys/fs/cgroup/$c"
-	mount -t cgroup -o "$c" cgroup "/sys/fs/cgroup/$c" || note "cannot mount the $c cgroup hierarchy"
-done
-mkdir -p /sys/fs/cgroup/systemd
-mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd || note "cannot mount the name=systemd hierarchy"
-# cgroups of containers of an interrupted run (the hierarchies are the host's)
-for d in /sys/fs/cgroup/*/ptimer-ct/*/ /sys/fs/cgroup/*/ptimer-ct/; do
-	[ -d "$d" ] && rmdir "$d" 2>/dev/null
-done
+	# ---- host setup ------------------------------------------------------------------
+	mount -t tmpfs -o mode=0755 cgroup-root /sys/fs/cgroup
+	for c in cpu cpuacct cpuset memory devices freezer blkio pids; do
+		grep -qw "^$c" /proc/cgroups || continue
+		mkdir -p "/sys/fs/cgroup/$c"
+		mount -t cgroup -o "$c" cgroup "/sys/fs/cgroup/$c" || note "cannot mount the $c cgroup hierarchy"
+	done
+	mkdir -p /sys/fs/cgroup/systemd
+	mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd || note "cannot mount the name=systemd hierarchy"
+	# cgroups of containers of an interrupted run (the hierarchies are the host's)
+	for d in /sys/fs/cgroup/*/ptimer-ct/*/ /sys/fs/cgroup/*/ptimer-ct/; do
+		[ -d "$d" ] && rmdir "$d" 2>/dev/null
+	done
 
-if gcc -O2 -o "$W/hwbp-probe" "$S/hwbp-probe.c" 2>/dev/null && "$W/hwbp-probe" >"$W/hwbp.out" 2>&1; then
-	note "$(cat "$W/hwbp.out")"
-else
-	mkdir -p /run/ptimer-bin
-	printf '#!/bin/sh\nCRIU_FAULT=130 exec /usr/sbin/criu "$@"\n' >/run/ptimer-bin/criu
-	chmod +x /run/ptimer-bin/criu
-	export PATH=/run/ptimer-bin:$PATH
-	note "$(cat "$W/hwbp.out" 2>/dev/null); criu runs as CRIU_FAULT=130 criu (wrapper first on PATH)"
-fi
+	if gcc -O2 -o "$W/hwbp-probe" "$S/hwbp-probe.c" 2>/dev/null && "$W/hwbp-probe" >"$W/hwbp.out" 2>&1; then
+		note "$(cat "$W/hwbp.out")"
+	else
+		mkdir -p /run/ptimer-bin
+		printf '#!/bin/sh\nCRIU_FAULT=130 exec /usr/sbin/criu "$@"\n' >/run/ptimer-bin/criu
+		chmod +x /run/ptimer-bin/criu
+		export PATH=/run/ptimer-bin:$PATH
+		note "$(cat "$W/hwbp.out" 2>/dev/null); criu runs as CRIU_FAULT=130 criu (wrapper first on PATH)"
+	fi
 
-# The container's file system: the static program and an empty /state.
-ROOTFS=$W/rootfs
-mkdir -p "$ROOTFS"/{proc,dev,sys,tmp,state}
-cp "$W/zt" "$ROOTFS/zt"
-tar -C "$ROOTFS" -cf "$W/rootfs.tar" .
+	# The container's file system: the static program and an empty /state.
+	ROOTFS=$W/rootfs
+	mkdir -p "$ROOTFS"/{proc,dev,sys,tmp,state}
+	cp "$W/zt" "$ROOTFS/zt"
+	tar -C "$ROOTFS" -cf "$W/rootfs.tar" .
+}
 
 # ---- helpers -----------------------------------------------------------------------
 
@@ -197,7 +191,7 @@ collect() {
 		return 1
 	fi
 	grep -E '^(PASS|FAIL|SKIP) ' "$st/criu.result"
-	nfail=$((nfail + $(grep -c '^FAIL ' "$st/criu.result")))
+	tally "$st/criu.result"
 }
 
 # restored RT NAME BUNDLE: the restore command has exited, or criu finished
@@ -232,14 +226,16 @@ oci_case() {
 	fi
 	pass "$name/checkpoint ($(secs "$t0") s): $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers saved' "$b/work/dump.log" | head -n1)"
 	t0=$EPOCHREALTIME
-	# in the background: crun 1.28 keeps `restore -d` in the foreground
+	# in the background and in a session of its own (setsid: what crun
+	# signals stays there): crun 1.28 keeps `restore -d` in the foreground
 	# until the container exits (crun 1.21 and runc return); done is
 	# criu's "Restore finished" with the container running, or the exit
 	rm -f "$b/restore.rc"
-	( : | timeout "$TO" "$rt" restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" "$name" \
+	( : | setsid timeout "$TO" "$rt" restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" "$name" \
 		> >(cat >>"$b/stdio.out") 2> >(cat >"$b/restore.err"); echo $? >"$b/restore.rc" ) &
 	wait_until $((TO * 10)) restored "$rt" "$name" "$b"
-	rc=$(cat "$b/restore.rc" 2>/dev/null || echo 0)
+	rc=$(cat "$b/restore.rc" 2>/dev/null)
+	case "$rc" in ''|*[!0-9]*) rc=0 ;; esac	# not exited (yet): criu finished
 	if [ "$rc" -ne 0 ]; then
 		fail "$name/restore" "$rt restore exit $rc: $(oneline "$b/restore.err") $(logtail "$b/rwork/restore.log")"
 		"$rt" delete -f "$name" >/dev/null 2>&1
@@ -399,7 +395,11 @@ move_out() {
 		fi
 		runc delete -f move >/dev/null 2>&1
 	fi
-	if pm_image && pm_start move-podman "$st" && ready "$st" move-podman/out "$W/move-podman.run"; then
+	# the image goes along (podman save/load keep its ID; --import looks
+	# the checkpoint's image up by ID, and a second import gets another)
+	rm -f "$X/ptimer-ct-image.tar"
+	if pm_image && pm save -o "$X/ptimer-ct-image.tar" "$IMAGE" >"$W/podman-save.out" 2>&1 &&
+		pm_start move-podman "$st" && ready "$st" move-podman/out "$W/move-podman.run"; then
 		timers "$(pm_pid move-podman)" >"$X/move-podman.before"
 		if pm container checkpoint --export "$X/move-podman.tar.gz" move-podman >"$W/move-podman.ckpt" 2>&1; then
 			pass "move-podman/out: podman container checkpoint --export $X/move-podman.tar.gz"
@@ -427,7 +427,8 @@ move_in() {
 		skip "move-runc/in" "no runc checkpoint from the other root in $b"
 	fi
 	if [ -f "$X/move-podman.tar.gz" ]; then
-		if pm_image && pm container restore --import "$X/move-podman.tar.gz" >"$W/move-podman.restore" 2>&1; then
+		if pm load -i "$X/ptimer-ct-image.tar" >"$W/podman-load.out" 2>&1 &&
+			pm container restore --import "$X/move-podman.tar.gz" >"$W/move-podman.restore" 2>&1; then
 			pass "move-podman/in: podman container restore --import"
 			compare move-podman "$X/move-podman.before" "$(pm_pid move-podman)"
 			collect move-podman "$st"
@@ -441,17 +442,16 @@ move_in() {
 }
 
 if [ "$what" = bench ]; then
+	prepare
 	. "$S/bench-inner.sh"
 	exit 0
 fi
 
-oci_case runc
-oci_case crun
-podman_case
-noplugin_cases
+set -- prepare oci_case:runc oci_case:crun podman_case noplugin_cases
 case "$suite" in
-trixie) move_out ;;
-sid) move_in ;;
+trixie) set -- "$@" move_out ;;
+sid) set -- "$@" move_in ;;
 esac
+run_cases "$@"
 [ -n "${PTIMER_CT_REUSE:-}" ] || rm -rf /var/tmp/ptimer-ct
-exit $((nfail > 0))
+totals "$suite"

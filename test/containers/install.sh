@@ -18,7 +18,9 @@
 # temporary directory), so the cached root stays as it was: a host with
 # nothing of ptimer on it.  Downloaded packages are kept in
 # /var/cache/ptimer-test/install-apt/SUITE.  A root that cannot be built is a
-# SKIP with the reason.  Exit 1 when a check failed.
+# SKIP with the reason.  Reported through test/lib/harness.sh: the plan
+# "1..N" (N suites), "ok K install_case SUITE" after each, totals last.  Exit
+# 1 when a check failed.
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -33,15 +35,13 @@ suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(bookworm trixie sid)
 APTCACHE=/var/cache/ptimer-test/install-apt
 TO=${PTIMER_INSTALL_TIMEOUT:-1500}
-nfail=0
+H_PREFIX=install-
+. "$top/test/lib/harness.sh"
 
-pass() { echo "PASS install-$1"; }
-fail() { echo "FAIL install-$1: $2"; nfail=$((nfail + 1)); }
-skip() { echo "SKIP install-$1: $2"; }
 secs() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'; }
 
 if [ "$(id -u)" != 0 ]; then
-	echo "SKIP install: needs root (debootstrap, overlay mounts)"
+	H_PREFIX= skip install "needs root (debootstrap, overlay mounts)"
 	exit 0
 fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-install.XXXXXX")
@@ -88,18 +88,25 @@ inroot() {
 	d=$TMP/$s-$c
 	mkdir -p "$d/upper" "$d/work" "$d/merged" "$APTCACHE/$s/partial"
 	mount -t overlay overlay -o "lowerdir=$root,upperdir=$d/upper,workdir=$d/work" "$d/merged" || return 98
+	# the package cache is shared: one case of a suite at a time, also
+	# across concurrent runs (apt locks it and fails at once otherwise)
+	exec 7>"$APTCACHE/.$s.lock"
+	flock 7
 	timeout -s KILL "$TO" "$enter" "$d/merged" --env DEBIAN_FRONTEND=noninteractive \
 		--bind "$APTCACHE/$s:/var/cache/apt/archives" --ro-bind "$TMP:/t" --ro-bind "$DEBDIR:/debs" -- \
 		sh -c "$cmd" >"$d/out" 2>&1
 	local rc=$?
+	exec 7>&-
 	umount -l "$d/merged"
 	return $rc
 }
 
-for s in "${suites[@]}"; do
+# install_case SUITE: the deb and the source install in the SUITE-host root.
+install_case() {
+	local s=$1 have deb t0 cmds
 	if ! "$roots" ensure "$s" host >"$TMP/root.$s.out" 2>"$TMP/root.$s.err"; then
 		skip "$s" "cannot build the $s-host root: $(grep 'roots.sh: ' "$TMP/root.$s.err" | tail -n 1 | cut -c1-300)"
-		continue
+		return
 	fi
 	have=$(chroot "$("$roots" path "$s" host)" sh -c 'for c in gcc cc make; do command -v $c; done' | tr '\n' ' ')
 	[ -z "$have" ] || fail "$s/root" "the host root holds build tools: $have"
@@ -119,7 +126,7 @@ for s in "${suites[@]}"; do
 	if [ "$what" != deb ]; then
 		if [ -z "$SOURCE_CMDS" ]; then
 			fail "$s/source" "no install commands after '<!-- install-from-source -->' in README.md"
-			continue
+			return
 		fi
 		t0=$EPOCHREALTIME
 		cmds=$(printf '%s\n' "$SOURCE_CMDS" | paste -sd';' -)
@@ -129,5 +136,7 @@ for s in "${suites[@]}"; do
 			fail "$s/source" "'$cmds': $(tail -n 4 "$TMP/$s-source/out" | tr '\n' ' ' | cut -c1-400)"
 		fi
 	fi
-done
-exit $((nfail > 0))
+}
+
+run_cases "${suites[@]/#/install_case:}"
+totals install

@@ -18,7 +18,10 @@
 #   RUNS..." lines, runc checkpoint and restore times with and without the
 #   plugin (test/containers/bench.sh reads them).
 # A root that cannot be built, or a runtime that cannot run here, is a SKIP
-# with the reason.  Needs root.  Exit 1 when a check failed.
+# with the reason.  Reported through test/lib/harness.sh: the plan "1..N" (N
+# roots), each root's own plan, checks and totals, "ok K containers-SUITE"
+# after each, then the install checks (install.sh) and the totals last.
+# Needs root.  Exit 1 when a check failed.
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -29,9 +32,10 @@ case "${1:-}" in check|bench) what=$1; shift ;; esac
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(trixie sid)
 TIMEOUT=${PTIMER_CONTAINERS_TIMEOUT:-900}	# seconds per root
+. "$top/test/lib/harness.sh"
 
 if [ "$(id -u)" != 0 ]; then
-	echo "SKIP containers: needs root (debootstrap, namespaces, criu)"
+	skip containers "needs root (debootstrap, namespaces, criu)"
 	exit 0
 fi
 
@@ -59,21 +63,25 @@ done
 if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
 	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
 		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
-		tar --null -T - -cf "$TMP/src.tar") || { echo "FAIL containers/source: cannot pack the work tree"; exit 1; }
+		tar --null -T - -cf "$TMP/src.tar") || { fail containers/source "cannot pack the work tree"; exit 1; }
 else
-	tar -C "$top" --exclude=./build -cf "$TMP/src.tar" . || { echo "FAIL containers/source: cannot pack the tree"; exit 1; }
+	tar -C "$top" --exclude=./build -cf "$TMP/src.tar" . || { fail containers/source "cannot pack the tree"; exit 1; }
 fi
 # copies: editing the work tree during a run must not change the running one
 cp -r "$here" "$TMP/scripts"
-cp "$top/test/criu/hwbp-probe.c" "$TMP/scripts/"
+cp "$top/test/criu/hwbp-probe.c" "$top/test/lib/harness.sh" "$TMP/scripts/"
 mkdir -p "$TMP/xfer"
 
 mkdir -p "$TMP/xfer/debs"
-failed=0
+plan "${#suites[@]}"
+k=0
 for s in "${suites[@]}"; do
+	k=$((k + 1))
+	f0=$H_FAIL
 	if [ "${root_rc[$s]}" != 0 ]; then
 		why=$(grep -E 'roots.sh: ' "$TMP/root.$s.err" 2>/dev/null | tail -n 1 | cut -c1-300)
-		echo "SKIP containers-$s: cannot build the Debian root: ${why:-roots.sh ensure $s containers failed}"
+		skip "containers-$s" "cannot build the Debian root: ${why:-roots.sh ensure $s containers failed}"
+		echo "ok $k containers-$s"
 		continue
 	fi
 	root=$("$roots" path "$s" containers)
@@ -89,12 +97,12 @@ for s in "${suites[@]}"; do
 		bash /ptimer-ct/inner.sh "$s" "$what" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	exec 8>&-
+	tally "$out"
 	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
 		[ "$rc" = 137 ] && rc="$rc (killed after ${TIMEOUT} s)"
-		echo "FAIL containers-$s: inner.sh exited $rc with no FAIL line"
-		failed=1
+		fail "containers-$s" "inner.sh exited $rc with no FAIL line"
 	fi
-	grep -q '^FAIL ' "$out" && failed=1
+	if [ "$H_FAIL" -eq "$f0" ]; then echo "ok $k containers-$s"; else echo "not ok $k containers-$s"; fi
 done
 
 # The install on Debian 12, 13 and sid: each root's .deb (inner.sh leaves
@@ -113,8 +121,17 @@ if [ "$what" = check ] && [ -z "${PTIMER_SKIP_INSTALL:-}" ]; then
 				cp "$top/$(tail -n 1 "$TMP/hostdeb.out")" "$TMP/xfer/debs/$host/"
 		fi ;;
 	esac
-	bash "$here/install.sh" "$TMP/xfer/debs" deb bookworm trixie sid || failed=1
+	# run_install ARGS...: install.sh's lines shown and counted here
+	run_install() {
+		local rc
+		bash "$here/install.sh" "$TMP/xfer/debs" "$@" 2>&1 | tee "$TMP/install.out"
+		rc=${PIPESTATUS[0]}
+		tally "$TMP/install.out"
+		[ "$rc" -eq 0 ] || grep -q '^FAIL ' "$TMP/install.out" ||
+			fail install "install.sh $* exited $rc with no FAIL line"
+	}
+	run_install deb bookworm trixie sid
 	# shellcheck disable=SC2086
-	bash "$here/install.sh" "$TMP/xfer/debs" source ${PTIMER_INSTALL_SOURCE:-trixie} || failed=1
+	run_install source ${PTIMER_INSTALL_SOURCE:-trixie}
 fi
-exit "$failed"
+totals containers

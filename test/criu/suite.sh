@@ -29,6 +29,7 @@ case "${1:-}" in check|bench) what=$1; shift ;; esac
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(trixie sid)
 TIMEOUT=${PTIMER_CRIU_SUITE_TIMEOUT:-900}	# seconds per suite, inside the root
+[ "$what" = bench ] && TIMEOUT=${PTIMER_CRIU_SUITE_TIMEOUT:-2400}	# the trees take long on a busy machine
 . "$top/test/lib/harness.sh"
 
 if [ "$(id -u)" != 0 ]; then
@@ -97,7 +98,9 @@ for s in "${suites[@]}"; do
 	echo "# criu-$s: $(sed -n 's/^criu=//p' "$root/.ptimer-root") in $root"
 	out=$TMP/$s.out
 	timeout -s KILL "$TIMEOUT" "$here/enter.sh" "$root" --pidns --pts \
-		--ro-bind "$TMP/src.tar:/ptimer-src.tar" --ro-bind "$TMP/criu-scripts:/ptimer-criu" -- \
+		--ro-bind "$TMP/src.tar:/ptimer-src.tar" --ro-bind "$TMP/criu-scripts:/ptimer-criu" \
+		${PTIMER_BENCH_RUNS:+--env PTIMER_BENCH_RUNS=$PTIMER_BENCH_RUNS} \
+		${PTIMER_BENCH_SETS:+--env "PTIMER_BENCH_SETS=$PTIMER_BENCH_SETS"} -- \
 		bash /ptimer-criu/suite-inner.sh "$s" /ptimer-src.tar /ptimer-criu "$what" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	tally "$out"

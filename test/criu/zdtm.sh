@@ -23,11 +23,14 @@
 # table of all results goes to $PTIMER_ZDTM_TABLE when set, zdtm's output
 # to the directory $PTIMER_ZDTM_LOGS.  ZDTM_TIMER_TESTS, ZDTM_OTHER_TESTS,
 # ZDTM_FLAVORS (space-separated) narrow the run.
+# Reported through test/lib/harness.sh: the plan "1..N" (N suites) first,
+# "ok K zdtm-SUITE" after each suite's verdicts, totals last.
 # Needs root.  Exit 1 when a check failed.
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
+. "$top/test/lib/harness.sh"
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(trixie sid)
 CACHE=${PTIMER_ZDTM_CACHE:-/var/cache/ptimer-test/zdtm}
@@ -39,10 +42,11 @@ TIMEOUT=${PTIMER_ZDTM_TIMEOUT:-$((BUDGET + 1200))}
 POSIX_TIMER_TESTS=" posix_timers pthread_timers pthread_timers_h "
 
 if [ "$(id -u)" != 0 ]; then
-	echo "SKIP zdtm: needs root (debootstrap, namespaces, criu)"
+	skip zdtm "needs root (debootstrap, namespaces, criu)"
 	exit 0
 fi
 
+plan "${#suites[@]}"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-zdtm.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP
@@ -122,7 +126,7 @@ done
 	xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
 	tar --null -T - -cf "$TMP/src.tar") 2>/dev/null ||
 	tar -C "$top" --exclude=./build --exclude='./build-*' -cf "$TMP/src.tar" . ||
-	{ echo "FAIL zdtm/source: cannot pack the work tree"; exit 1; }
+	{ fail zdtm/source "cannot pack the work tree"; exit 1; }
 cp -r "$here" "$TMP/scripts"
 
 envs=(--env "ZDTM_DEADLINE=$((t_start + BUDGET))")
@@ -140,24 +144,27 @@ for s in "${suites[@]}"; do
 	PIDS[$s]=$!
 done
 
-failed=0
 table=()
+k=0
 for s in "${suites[@]}"; do
+	k=$((k + 1))
+	f0=$H_FAIL
 	if [ -z "${TREE[$s]:-}" ]; then
-		echo "SKIP zdtm-$s: ${SKIPWHY[$s]}"
+		skip "zdtm-$s" "${SKIPWHY[$s]}"
+		echo "ok $k zdtm-$s"
 		continue
 	fi
 	wait "${PIDS[$s]}"
 	rc=$?
 	grep -E '^(# |PASS |FAIL |SKIP )' "$TMP/$s.out"
+	tally "$TMP/$s.out"
 	if [ -n "${PTIMER_ZDTM_LOGS:-}" ]; then
 		mkdir -p "$PTIMER_ZDTM_LOGS/$s" && cp "$TMP/logs.$s"/* "$TMP/$s.out" "$PTIMER_ZDTM_LOGS/$s/" 2>/dev/null
 	fi
-	grep -q '^FAIL ' "$TMP/$s.out" && failed=1
 	if ! grep -q '^R ' "$TMP/$s.out"; then
 		[ "$rc" = 137 ] && rc="$rc (killed after $TIMEOUT s)"
-		echo "FAIL zdtm-$s: zdtm-inner.sh exited $rc with no result: $(tail -n 3 "$TMP/$s.out" | tr '\n' ' ' | cut -c1-300)"
-		failed=1
+		fail "zdtm-$s" "zdtm-inner.sh exited $rc with no result: $(tail -n 3 "$TMP/$s.out" | tr '\n' ' ' | cut -c1-300)"
+		echo "not ok $k zdtm-$s"
 		continue
 	fi
 	# one verdict a flavor and test
@@ -171,30 +178,27 @@ for s in "${suites[@]}"; do
 		name="zdtm-$s/$t/$fl"
 		table+=("$t|$fl|${VER[$s]}|${rwo:-none}|${rwi:-none}")
 		if [ -z "$rwo" ] || [ -z "$rwi" ]; then
-			echo "FAIL $name: missing result (without: '${rwo}', with: '${rwi}')"
-			failed=1
+			fail "$name" "missing result (without: '${rwo}', with: '${rwi}')"
 		elif [ "$rwo" = budget ] || [ "$rwi" = budget ]; then
-			echo "SKIP $name: not run, over the time budget of $BUDGET s (PTIMER_ZDTM_BUDGET)"
+			skip "$name" "not run, over the time budget of $BUDGET s (PTIMER_ZDTM_BUDGET)"
 		elif [ "$rwo" != "$rwi" ]; then
-			echo "FAIL $name: without the plugin $rwo, with it $rwi ($(echo "$wi" | cut -d' ' -f6- | cut -c1-300))"
-			failed=1
+			fail "$name" "without the plugin $rwo, with it $rwi ($(echo "$wi" | cut -d' ' -f6- | cut -c1-300))"
 		elif [ "$rwo" = skip ]; then
-			echo "SKIP $name: zdtm skips it: $why"
+			skip "$name" "zdtm skips it: $why"
 		elif [ "$rwo" = fail ]; then
-			echo "SKIP $name: fails without the plugin too (criu ${VER[$s]} here): $why"
+			skip "$name" "fails without the plugin too (criu ${VER[$s]} here): $why"
 		elif [ "${dumps:-0}" -eq 0 ]; then
-			echo "FAIL $name: passes both ways, but the plugin logged no dump in criu's dump.log (not loaded from test/plugins?)"
-			failed=1
+			fail "$name" "passes both ways, but the plugin logged no dump in criu's dump.log (not loaded from test/plugins?)"
 		elif [ "${POSIX_TIMER_TESTS/ $t /}" != "$POSIX_TIMER_TESTS" ] && [ "${timers:-0}" -eq 0 ]; then
-			echo "FAIL $name: passes both ways, but the plugin saved no POSIX timer in $dumps dumps"
-			failed=1
+			fail "$name" "passes both ways, but the plugin saved no POSIX timer in $dumps dumps"
 		else
-			echo "PASS $name: passes with and without the plugin (plugin: $dumps task dumps, $timers POSIX timers)"
+			pass "$name: passes with and without the plugin (plugin: $dumps task dumps, $timers POSIX timers)"
 		fi
 	done < <(awk '$1 == "R" && $2 == "without" { print $3, $4 }' "$TMP/$s.out")
+	if [ "$H_FAIL" -eq "$f0" ]; then echo "ok $k zdtm-$s"; else echo "not ok $k zdtm-$s"; fi
 done
 if [ -n "${PTIMER_ZDTM_TABLE:-}" ]; then
 	printf '%s\n' "${table[@]}" >"$PTIMER_ZDTM_TABLE"
 fi
 echo "# zdtm: $(( $(date +%s) - t_start )) s in all"
-exit "$failed"
+totals zdtm

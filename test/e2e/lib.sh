@@ -17,7 +17,7 @@
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 FIX=$TOP/test/e2e/fixtures
 BUILD=${1:-build}
-B=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "FAIL e2e/setup: no build directory '$BUILD'"; exit 1; }
+B=$(cd "$BUILD" 2>/dev/null && pwd) || { fail e2e/setup "no build directory '$BUILD'"; exit 1; }
 PT=$B/ptimer
 ZT=$B/test/zdtm_timers
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-e2e.XXXXXX")

@@ -2,8 +2,9 @@
 #
 # test/lib/harness.sh - the one reporting and process harness of every ptimer
 # shell suite (test/run.sh, test/e2e.sh and its cases, the qemu guest suite,
-# the kernel matrix, the criu suite).  POSIX sh: it is sourced by bash on the
-# host and by busybox sh inside the qemu guests.
+# the kernel matrix, the criu and container suites, the fuzz replay, demo and
+# bench).  POSIX sh: it is sourced by bash on the host and by busybox sh inside
+# the qemu guests.
 #
 #   . "$TOP/test/lib/harness.sh"
 #   H_PREFIX=criu-trixie/     # optional: put in front of every check name

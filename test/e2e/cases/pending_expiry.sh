@@ -17,10 +17,10 @@ dir="$TMP/$n"
 mkdir -p "$dir/img"
 "$B/test/pending_timer" setup "$dir" >"$dir/setup.out" 2>&1 </dev/null &
 sjob=$!
-BG+=("$sjob")
+bg_add "$sjob"
 "$B/test/pending_timer" target "$dir" >"$dir/target.out" 2>&1 </dev/null &
 tjob=$!
-BG+=("$tjob")
+bg_add "$tjob"
 if ! wait_ready "$dir" setup "$sjob" 30 || ! wait_ready "$dir" target "$tjob" 30; then
 	fail "$n/start" "$(oneline "$dir/setup.out") $(oneline "$dir/target.out")"
 	exit 1
