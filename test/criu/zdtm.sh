@@ -192,7 +192,7 @@ for s in "${suites[@]}"; do
 		elif [ "${POSIX_TIMER_TESTS/ $t /}" != "$POSIX_TIMER_TESTS" ] && [ "${timers:-0}" -eq 0 ]; then
 			fail "$name" "passes both ways, but the plugin saved no POSIX timer in $dumps dumps"
 		else
-			pass "$name: passes with and without the plugin (plugin: $dumps task dumps, $timers POSIX timers)"
+			pass "$name: passes with and without the plugin (plugin active in $dumps dumps, $timers POSIX timers saved)"
 		fi
 	done < <(awk '$1 == "R" && $2 == "without" { print $3, $4 }' "$TMP/$s.out")
 	if [ "$H_FAIL" -eq "$f0" ]; then echo "ok $k zdtm-$s"; else echo "not ok $k zdtm-$s"; fi
