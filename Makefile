@@ -38,6 +38,7 @@ PROTO_C := $(PROTOS:proto/%.proto=$(B)/proto/%.pb-c.c)
 PROTO_H := $(PROTOS:proto/%.proto=$(B)/proto/%.pb-c.h)
 PROTO_O := $(PROTOS:proto/%.proto=$(B)/proto/%.pb-c.o)
 
+LIB_SRCS     := $(wildcard lib/*.c)
 IMAGES_SRCS  := $(wildcard images/*.c)
 CORE_SRCS    := $(wildcard core/*.c)
 CLI_SRCS     := $(wildcard cli/*.c)
@@ -46,32 +47,41 @@ HOST_R_SRCS  := $(wildcard restorer/host/*.c)
 BLOB_SRCS    := restorer/algo.c $(wildcard restorer/blob/*.c)
 BLOB_ASM     := restorer/blob/entry.S
 
-LIB_OBJS := $(PROTO_O) $(IMAGES_SRCS:%.c=$(B)/%.o) $(CORE_SRCS:%.c=$(B)/%.o) \
+LIB_OBJS := $(PROTO_O) $(LIB_SRCS:%.c=$(B)/%.o) $(IMAGES_SRCS:%.c=$(B)/%.o) $(CORE_SRCS:%.c=$(B)/%.o) \
 	$(HOST_R_SRCS:%.c=$(B)/%.o) $(B)/restorer/blob_embed.o
 
-.PHONY: all deb deps check unit e2e demo bench clean install asan fuzz fuzz-build
+.PHONY: all deb deps check tests demo bench clean install asan fuzz fuzz-build
 # Generated protobuf sources and blob stages are kept, not intermediate.
 .SECONDARY:
-all: $(B)/ptimer
+all: $(B)/ptimer $(B)/ptimer_plugin.so
+
+# Header dependencies from the compiler: each object's .d file beside it
+# (-MMD: the project's headers, -MP: a removed header is no error).
+DEPFLAGS := -MMD -MP
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
 
 $(B)/proto/%.pb-c.c $(B)/proto/%.pb-c.h &: proto/%.proto
 	@mkdir -p $(B)/proto
 	$(PROTOC_C) --proto_path=proto --c_out=$(B)/proto $<
 
 $(B)/proto/%.pb-c.o: $(B)/proto/%.pb-c.c $(B)/proto/%.pb-c.h
-	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+	$(CC) $(CFLAGS) $(DEPFLAGS) -fPIC -c -o $@ $<
 
-$(B)/%.o: %.c $(PROTO_H) $(wildcard */*.h restorer/*/*.h)
+# The generated protobuf headers exist before the first compile (order
+# only); after it the .d files name what each object includes.  Objects
+# also follow this Makefile (flags; and objects of a build from before
+# the .d files have none).
+$(B)/%.o: %.c Makefile | $(PROTO_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -c -o $@ $<
+	$(CC) $(CFLAGS) $(DEPFLAGS) -fPIC -c -o $@ $<
 
 # --- the in-target blob ---------------------------------------------------
 $(B)/restorer/blob/%.o: restorer/blob/%.S restorer/abi.h
 	@mkdir -p $(dir $@)
-	$(BLOB_CC) $(BLOB_CFLAGS) -c -o $@ $<
-$(B)/restorer/blob/%.bo: %.c restorer/abi.h restorer/sys.h restorer/algo.h
+	$(BLOB_CC) $(BLOB_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+$(B)/restorer/blob/%.bo: %.c Makefile
 	@mkdir -p $(dir $@)
-	$(BLOB_CC) $(BLOB_CFLAGS) -c -o $@ $<
+	$(BLOB_CC) $(BLOB_CFLAGS) $(DEPFLAGS) -MF $(@:.bo=.d) -c -o $@ $<
 BLOB_OBJS := $(B)/restorer/blob/entry.o $(BLOB_SRCS:%.c=$(B)/restorer/blob/%.bo)
 $(B)/restorer/blob.elf: $(BLOB_OBJS) restorer/blob/blob.lds
 	$(BLOB_CC) $(BLOB_CFLAGS) -nostdlib -static -Wl,--no-dynamic-linker -Wl,-T,restorer/blob/blob.lds \
@@ -96,13 +106,12 @@ $(B)/ptimer: $(CLI_SRCS:%.c=$(B)/%.o) $(LIB_OBJS)
 # criu_get_image_dir come from the criu binary that loads it.
 CRIU_PLUGIN_H ?= $(firstword $(wildcard /usr/include/criu/criu-plugin.h /usr/local/include/criu/criu-plugin.h))
 PLUGIN_CFLAGS := $(if $(shell grep -s CR_PLUGIN_HOOK__CHECKPOINT_DEVICES $(CRIU_PLUGIN_H)),-DPTIMER_HAVE_CHECKPOINT_DEVICES)
-$(B)/plugin/ptimer_plugin.o: plugin/ptimer_plugin.c $(PROTO_H) $(wildcard */*.h restorer/*/*.h)
+$(B)/plugin/ptimer_plugin.o: plugin/ptimer_plugin.c Makefile | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	@[ -n "$(CRIU_PLUGIN_H)" ] || { echo "no criu-plugin.h: run 'make deps'" >&2; exit 1; }
-	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -fPIC -c -o $@ $<
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(PLUGIN_CFLAGS) -fPIC -c -o $@ $<
 $(B)/ptimer_plugin.so: $(PLUGIN_SRCS:%.c=$(B)/%.o) $(LIB_OBJS)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -o $@ $^ -lprotobuf-c -ljson-c -lcap -lnl-3
-all: $(B)/ptimer_plugin.so
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -120,29 +129,38 @@ deb: all
 UNIT_TESTS := $(patsubst test/unit/test_%.c,$(B)/test/test_%,$(wildcard test/unit/test_*.c))
 E2E_PROGS  := $(patsubst test/e2e/%.c,$(B)/test/%,$(wildcard test/e2e/*.c))
 
-# The restore algorithm against the simulated kernel (test/unit/simkernel.c).
-$(B)/test/test_algo: test/unit/test_algo.c test/unit/simkernel.c restorer/algo.c restorer/abi.h restorer/sys.h test/unit/simkernel.h
+# The restore algorithm against the simulated kernel (test/unit/simkernel.c):
+# objects built with PTIMER_SIMKERNEL go to $(B)/sim/.
+$(B)/sim/%.o: %.c Makefile | $(PROTO_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -DPTIMER_SIMKERNEL -o $@ test/unit/test_algo.c test/unit/simkernel.c restorer/algo.c
+	$(CC) $(CFLAGS) $(DEPFLAGS) -DPTIMER_SIMKERNEL -c -o $@ $<
+SIM_OBJS := $(B)/sim/test/unit/simkernel.o $(B)/sim/restorer/algo.o
+$(B)/test/test_algo: $(B)/sim/test/unit/test_algo.o $(SIM_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^
 # The rseq host side against the simulated kernel, through the real blob code.
-$(B)/test/test_rseq: test/unit/test_rseq.c test/unit/simkernel.c restorer/algo.c $(LIB_OBJS) test/unit/simkernel.h
+$(B)/test/test_rseq: $(B)/sim/test/unit/test_rseq.o $(SIM_OBJS) $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -DPTIMER_SIMKERNEL -o $@ test/unit/test_rseq.c test/unit/simkernel.c restorer/algo.c \
-		$(LIB_OBJS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 # The plugin's settings file (plugin/conf.c needs no criu headers).
 $(B)/test/test_plugin_conf: test/unit/test_plugin_conf.c $(B)/plugin/conf.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $^ $(LDLIBS)
 # The plugin's reading and editing of criu's core images (no criu needed).
 $(B)/test/test_criu_core $(B)/test/test_criu_timers: $(B)/test/test_%: test/unit/test_%.c $(B)/plugin/criu_core.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
-$(B)/test/test_%: test/unit/test_%.c $(LIB_OBJS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $^ $(LDLIBS)
+# One source each: its .d file is $@.d.
+$(B)/test/test_%: test/unit/test_%.c $(LIB_OBJS) | $(PROTO_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< $(LIB_OBJS) $(LDLIBS)
 $(B)/test/%: test/e2e/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< -lrt -lpthread
+	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< -lrt -lpthread
+# zdtm_timers reads /proc and writes its state files through lib/, as ptimer does.
+$(B)/test/zdtm_timers: test/e2e/zdtm_timers.c $(LIB_SRCS:%.c=$(B)/%.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< $(LIB_SRCS:%.c=$(B)/%.o) -lrt -lpthread
 
 tests: $(B)/ptimer $(UNIT_TESTS) $(E2E_PROGS)
 
@@ -167,9 +185,9 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_CFLAGS  := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter -I. -I$(B)
-FUZZ_LIB     := $(IMAGES_SRCS) core/util.c core/proc_timers.c $(PROTO_C)
+FUZZ_LIB     := $(LIB_SRCS) $(IMAGES_SRCS) core/proc_timers.c $(PROTO_C)
 FUZZ_BINS    := $(patsubst test/fuzz/%.c,$(B)/fuzz/%,$(wildcard test/fuzz/fuzz_*.c))
-$(B)/fuzz/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/fuzz.h $(FUZZ_LIB) $(PROTO_H) $(wildcard images/*.h core/*.h restorer/*.h)
+$(B)/fuzz/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/fuzz.h $(FUZZ_LIB) $(PROTO_H) $(wildcard lib/*.h images/*.h core/*.h restorer/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lprotobuf-c -ljson-c
 fuzz-build: $(FUZZ_BINS)
@@ -186,31 +204,8 @@ clean:
 	rm -rf $(B) $(B)-asan
 
 # --- dependencies -------------------------------------------------------------
-# Debian 13 and later ship compel as libcompel-dev and criu-plugin.h as
-# libcriu-dev; Debian 12 has both only inside criu.
-# Build dependencies only: this also runs inside the criu test roots.  The
-# test harnesses install their own tools (test/qemu/deps.sh: qemu, busybox;
-# test/criu/roots.sh: debootstrap).
-DEB_PKGS := gcc libc6-dev make binutils protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev libnl-3-dev
-# 'make check' also needs clang and its libFuzzer runtime (libclang-rt-N-dev,
-# N being the version Debian's clang depends on: 14 on Debian 12); DEPS=build
-# leaves them out.
+# scripts/deps.sh: the Debian packages to build (DEPS=build) or also to run
+# 'make check' (DEPS=all, the default); installs what is missing (root).
 DEPS ?= all
 deps:
-	@compel=libcompel-dev; \
-	apt-cache show libcompel-dev >/dev/null 2>&1 || compel=criu; \
-	if apt-cache show libcriu-dev >/dev/null 2>&1; then compel="$$compel libcriu-dev"; fi; \
-	test=""; \
-	if [ "$(DEPS)" != build ]; then \
-		rt=$$(apt-cache show clang 2>/dev/null | sed -n 's/^Depends:.*clang-\([0-9][0-9]*\).*/libclang-rt-\1-dev/p' | head -n1); \
-		test="clang $$rt"; \
-	fi; \
-	missing=""; \
-	for p in $(DEB_PKGS) $$compel $$test; do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -z "$$missing" ]; then echo "deps: all installed"; exit 0; fi; \
-	if [ "$$(id -u)" != 0 ]; then echo "deps: missing$$missing; run 'make deps' as root or install them" >&2; exit 1; fi; \
-	echo "deps: installing$$missing"; \
-	export DEBIAN_FRONTEND=noninteractive; \
-	apt-get install -y -q $$missing >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q $$missing; }
+	@DEPS='$(DEPS)' sh scripts/deps.sh

@@ -21,7 +21,9 @@
 
 #include <sys/capability.h>
 
-#include "core/ptimer.h"
+#include "cli/check.h"
+#include "core/caps.h"
+#include "core/proc_timers.h"
 
 #ifndef CAP_CHECKPOINT_RESTORE
 #define CAP_CHECKPOINT_RESTORE 40	/* uapi/linux/capability.h, Linux 5.9 */
@@ -38,20 +40,6 @@ static int line(const char *what, bool ok, const char *fmt, ...)
 	va_end(ap);
 	printf("\n");
 	return ok ? 0 : 1;
-}
-
-/* Effective capability of this process, via libcap. */
-static bool have_cap(cap_value_t cap)
-{
-	cap_flag_value_t v = CAP_CLEAR;
-	cap_t caps = cap_get_proc();
-
-	if (!caps)
-		return false;
-	if (cap_get_flag(caps, cap, CAP_EFFECTIVE, &v))
-		v = CAP_CLEAR;
-	cap_free(caps);
-	return v == CAP_SET;
 }
 
 /* Can we seize a child of ours and stop it? */
@@ -86,7 +74,6 @@ int ptimer_check(void)
 	struct ptimer_err err;
 	uint32_t n;
 	char why[160] = "", scope[16] = "absent";
-	FILE *f;
 	int bad = 0, r;
 
 	r = ptimer_proc_read_timers(getpid(), &t, &n, &err);
@@ -98,13 +85,8 @@ int ptimer_check(void)
 	     ? "PR_TIMER_CREATE_RESTORE_IDS: restore creates each ID directly"
 	     : "kernel lacks PR_TIMER_CREATE_RESTORE_IDS (Linux < 6.15): restore uses the linear create/delete loop");
 
-	f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
-	if (f) {
-		if (!fgets(scope, sizeof(scope), f))
-			strcpy(scope, "?");
-		scope[strcspn(scope, "\n")] = '\0';
-		fclose(f);
-	}
+	if (ptimer_yama_scope() >= 0)
+		snprintf(scope, sizeof(scope), "%d", ptimer_yama_scope());
 	r = try_ptrace(why, sizeof(why));
 	bad |= line("ptrace", r == 0, "%s (yama ptrace_scope: %s%s)", r == 0 ? "can seize and interrupt a process" : why,
 		    scope, !strcmp(scope, "1") ? ": descendants only without CAP_SYS_PTRACE"
@@ -112,11 +94,11 @@ int ptimer_check(void)
 		    : !strcmp(scope, "absent") ? ", no yama in this kernel" : "");
 
 	/* Not needed for the caller's own processes: a "no" here is not a failure. */
-	line("CAP_SYS_PTRACE", have_cap(CAP_SYS_PTRACE), "%s", have_cap(CAP_SYS_PTRACE)
+	line("CAP_SYS_PTRACE", ptimer_cap_effective(CAP_SYS_PTRACE), "%s", ptimer_cap_effective(CAP_SYS_PTRACE)
 		    ? "effective: may stop processes of other users"
 		    : "missing: only your own processes can be dumped or restored");
-	line("CAP_CHECKPOINT_RESTORE", have_cap(CAP_CHECKPOINT_RESTORE), "%s",
-	     have_cap(CAP_CHECKPOINT_RESTORE)
+	line("CAP_CHECKPOINT_RESTORE", ptimer_cap_effective(CAP_CHECKPOINT_RESTORE), "%s",
+	     ptimer_cap_effective(CAP_CHECKPOINT_RESTORE)
 	     ? "effective; ptimer itself does not need it (the exact-ID prctl is per process and asks for no "
 	       "capability), criu does"
 	     : "missing: ptimer does not need it (the exact-ID prctl is per process and asks for no "

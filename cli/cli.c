@@ -22,7 +22,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "cli/check.h"
+#include "core/dump.h"
+#include "core/log.h"
+#include "core/restore.h"
+#include "core/rseq.h"
+#include "core/util.h"
+#include "images/image.h"
 
 #ifndef PTIMER_VERSION
 #define PTIMER_VERSION "unknown"
@@ -507,17 +513,53 @@ static void drop_late_signals(void)
 static int cmd_dump(struct cli *c)
 {
 	struct ptimer_dump_opts o = { .strict = c->strict };
+	struct ptimer_dump_result res;
 	struct ptimer_err err;
 
 	if (!c->pid)
 		return bad_usage(c->cmd, "-t PID is missing: which process to dump");
 	if (!c->dir)
 		return bad_usage(c->cmd, "-D DIR is missing: where to write the image");
-	return ptimer_dump(c->pid, c->dir, &o, &err) ? fail(err.msg) : 0;
+	if (ptimer_dump(c->pid, c->dir, &o, &res, &err))
+		return fail(err.msg);
+	printf("dumped %u timers of process %d (pid %d in its namespace) to %s\n", res.n_timers, c->pid,
+	       res.vpid, res.path);
+	return 0;
+}
+
+#define PROGRESS_TTY_NS		250000000ull	/* bar redraw on a terminal */
+
+/*
+ * Linear progress on stderr: on a terminal a bar redrawn in place with the
+ * rate and the time left; otherwise (logs, CI) one line every few seconds.
+ */
+static void show_progress(const struct ptimer_progress *p, void *ctx)
+{
+	bool tty = *(const bool *)ctx;
+	double rate = p->ns_elapsed ? (double)p->pairs_done * 1e9 / (double)p->ns_elapsed : 0;
+	double eta = rate > 0 ? (double)(p->pairs_total - p->pairs_done) / rate : 0;
+	double frac = p->pairs_total ? (double)p->pairs_done / (double)p->pairs_total : 1.0;
+
+	if (tty) {
+		char bar[31];
+		int fill = (int)(frac * 30);
+
+		memset(bar, '#', (size_t)fill);
+		memset(bar + fill, '.', (size_t)(30 - fill));
+		bar[30] = '\0';
+		fprintf(stderr, "\rptimer: [%s] %3.0f%% %llu/%llu pairs %.2f Mpairs/s ETA %.0f s  %s", bar,
+			100.0 * frac, (unsigned long long)p->pairs_done, (unsigned long long)p->pairs_total,
+			rate / 1e6, eta, p->last ? "\n" : "");
+		return;
+	}
+	fprintf(stderr, "ptimer: process %d: linear mode: %llu/%llu pairs (%.0f%%), %u/%u timers, "
+		"%.2f Mpairs/s, %.0f s left\n", p->pid, (unsigned long long)p->pairs_done,
+		(unsigned long long)p->pairs_total, 100.0 * frac, p->n_created, p->n_timers, rate / 1e6, eta);
 }
 
 static int cmd_restore(struct cli *c)
 {
+	bool tty = isatty(STDERR_FILENO);
 	struct ptimer_restore_stats st;
 	struct ptimer_err err;
 	char path[4096];
@@ -536,7 +578,9 @@ static int cmd_restore(struct cli *c)
 	ret = find_image(c, path, sizeof(path));
 	if (ret)
 		return ret;
-	c->ropt.progress = true;
+	c->ropt.progress = show_progress;
+	c->ropt.progress_ctx = &tty;
+	c->ropt.progress_every_ns = tty ? PROGRESS_TTY_NS : 0;
 	if (ptimer_restore(c->pid, path, &c->ropt, &st, &err))
 		return fail(err.msg);
 	printf("restored %s into process %d: %s mode, %.3f ms (%.3f ms inside the process)\n", path, c->pid,
@@ -584,6 +628,14 @@ static int cmd_encode(struct cli *c)
 	return ret ? fail(err.msg) : 0;
 }
 
+/* The core's messages, on stderr. */
+static void log_to_stderr(int level, const char *where, const char *msg)
+{
+	static const char *const prefix[] = { "error", "warning", "info", "debug" };
+
+	fprintf(stderr, "ptimer: %s: %s\n", prefix[level], msg);
+}
+
 static int cmd_check(struct cli *c)
 {
 	return ptimer_check() ? EXIT_FAILED : 0;
@@ -627,6 +679,7 @@ int main(int argc, char **argv)
 	if (!c.cmd)
 		return bad_usage(NULL, argv[1][0] == '-' ? "%s: give a command first" : "no command \"%s\"",
 				 argv[1]);
+	ptimer_log_set(log_to_stderr);
 	ptimer_verbosity = PTIMER_LOG_INFO;
 	ret = parse_args(argc - 1, argv + 1, &c);
 	if (ret)

@@ -26,10 +26,10 @@
 
 #include <sys/capability.h>
 
-#include "core/ptimer.h"
+#include "core/caps.h"
+#include "lib/procfs.h"
 
-/* Effective capability of this process (libcap cap_get_proc()). */
-static bool cap_effective(cap_value_t cap)
+bool ptimer_cap_effective(int cap)
 {
 	cap_flag_value_t v = CAP_CLEAR;
 	cap_t caps = cap_get_proc();
@@ -45,22 +45,9 @@ static bool cap_effective(cap_value_t cap)
 /* Up to 4 numbers after "Key:" in /proc/<pid>/status; returns how many, 0 when absent. */
 static int status_ids(pid_t pid, const char *key, long v[4])
 {
-	char path[64], line[256];
-	size_t klen = strlen(key);
-	int n = 0;
-	FILE *f;
+	int n = ptimer_proc_status_longs(pid, 0, key, v, 4);
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			n = sscanf(line + klen + 1, "%ld %ld %ld %ld", &v[0], &v[1], &v[2], &v[3]);
-			break;
-		}
-	fclose(f);
-	return n < 0 ? 0 : n;
+	return n < 0 ? 0 : n > 4 ? 4 : n;
 }
 
 int ptimer_yama_scope(void)
@@ -144,7 +131,7 @@ int ptimer_may_attach(pid_t pid, struct ptimer_err *err)
 		comm_of(f.tracer, f.tracer_comm, sizeof(f.tracer_comm));
 	}
 	f.yama_scope = ptimer_yama_scope();
-	f.cap_sys_ptrace = cap_effective(CAP_SYS_PTRACE);
+	f.cap_sys_ptrace = ptimer_cap_effective(CAP_SYS_PTRACE);
 	f.my_uid = getuid();
 	f.my_gid = getgid();
 	if (status_ids(pid, "Uid", v) == 4 && status_ids(pid, "Gid", g) == 4) {

@@ -14,15 +14,14 @@
 
 #include <linux/ptrace.h>	/* struct ptrace_peeksiginfo_args, PTRACE_PEEKSIGINFO_SHARED */
 
-#include "core/ptimer.h"
+#include "core/dump.h"
+#include "core/log.h"
+#include "core/proc_timers.h"
+#include "core/procwatch.h"
+#include "core/rseq.h"
+#include "core/task.h"
+#include "core/util.h"
 #include "restorer/host/inject.h"
-
-static int cmp_timer_id(const void *a, const void *b)
-{
-	const struct ptimer_timer *x = a, *y = b;
-
-	return (x->timer_id > y->timer_id) - (x->timer_id < y->timer_id);
-}
 
 /* CPUCLOCK_PID() of include/linux/posix-timers_types.h: pid 0 is "self". */
 static pid_t cpu_clock_pid(int32_t clock_id)
@@ -97,7 +96,7 @@ static struct ptimer_timer *timer_by_id(struct ptimer_timer *timers, uint32_t n,
 {
 	struct ptimer_timer key = { .timer_id = id };
 
-	return n ? bsearch(&key, timers, n, sizeof(*timers), cmp_timer_id) : NULL;
+	return n ? bsearch(&key, timers, n, sizeof(*timers), ptimer_timer_cmp_id) : NULL;
 }
 
 /*
@@ -226,7 +225,7 @@ static int dump_timers(struct ptimer_task *t, const struct ptimer_dump_opts *o, 
 	if (!dead)
 		ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
 	if (n)
-		qsort(timers, n, sizeof(*timers), cmp_timer_id);
+		qsort(timers, n, sizeof(*timers), ptimer_timer_cmp_id);
 	for (uint32_t i = 0; i < n && !ret; i++)
 		ret = translate_notify(t, &timers[i], o && o->strict, &dead[i], err);
 	if (!ret && n && !have_state)
@@ -290,13 +289,13 @@ static int notify_from_proc(struct ptimer_task *t, struct ptimer_timer *timers, 
 	if (ret)
 		return ret;
 	if (np)
-		qsort(p, np, sizeof(*p), cmp_timer_id);
+		qsort(p, np, sizeof(*p), ptimer_timer_cmp_id);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct ptimer_timer *f;
 
 		if (!ask[i])
 			continue;
-		f = np ? bsearch(&timers[i], p, np, sizeof(*p), cmp_timer_id) : NULL;
+		f = np ? bsearch(&timers[i], p, np, sizeof(*p), ptimer_timer_cmp_id) : NULL;
 		if (f && (f->sigev_notify & PTIMER_SIGEV_THREAD_ID))
 			timers[i].notify_tid = f->notify_tid;
 	}
@@ -355,7 +354,8 @@ int ptimer_dump_task_given(struct ptimer_task *t, const struct ptimer_dump_opts 
 	return 0;
 }
 
-int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, struct ptimer_err *err)
+int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, struct ptimer_dump_result *res,
+		struct ptimer_err *err)
 {
 	struct ptimer_procwatch_window win = { 0 };
 	struct ptimer_procwatch *w = NULL;
@@ -434,9 +434,11 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 				  pid, sig, strsignal(sig));
 	if (!ret)
 		ret = ptimer_image_write(path, &img, err);
-	if (!ret)
-		printf("dumped %u timers of process %d (pid %d in its namespace) to %s\n", img.n_timers, pid,
-		       img.pid, path);
+	if (!ret && res) {
+		res->n_timers = img.n_timers;
+		res->vpid = img.pid;
+		snprintf(res->path, sizeof(res->path), "%s", path);
+	}
 	ptimer_procwatch_stop(w);
 	free(tids);
 	ptimer_image_free(&img);

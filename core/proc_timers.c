@@ -3,7 +3,8 @@
  * /proc/PID/timers and the NSpid bits of /proc/PID/status.
  *
  * The timers file is produced by fs/proc/base.c show_timer(): four lines a
- * timer, newest first.  Since the 2025 rework (seeds/000 patch 09) it is
+ * timer, newest first.  Since kernel commit "posix-timers: Dont iterate /proc/$PID/timers with
+ * sighand::siglock held" (Linux 6.15) it is
  * walked under RCU, so only a stopped process gives a consistent snapshot.
  */
 #include <dirent.h>
@@ -15,7 +16,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "core/proc_timers.h"
+#include "images/image.h"
+#include "lib/file.h"
+#include "lib/cmp.h"
+
+/* show_timer() prints at most ~100 bytes a timer. */
+#define PROC_TIMERS_MAX	((size_t)PTIMER_IMG_MAX_TIMERS * 128)
 
 /* Strict decimal: optional '-', digits, nothing after; within [lo, hi]. */
 static int parse_long(const char *s, const char *end, long lo, long hi, long *out)
@@ -206,108 +213,20 @@ fail:
 int ptimer_proc_read_timers(pid_t pid, struct ptimer_timer **out, uint32_t *n, struct ptimer_err *err)
 {
 	char path[64];
-	size_t len = 0, cap = 1 << 16;
+	size_t len = 0;
 	char *buf = NULL;
-	int fd, ret;
+	int ret;
 
 	snprintf(path, sizeof(path), "/proc/%d/timers", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		if (ret == -ENOENT && access("/proc/self/timers", F_OK))
-			return ptimer_errf(err, ret, "%s: the kernel has no /proc/PID/timers "
-					   "(needs CONFIG_CHECKPOINT_RESTORE)", path);
-		return ptimer_errf(err, ret, "cannot open %s: %s", path, strerror(-ret));
-	}
-	buf = malloc(cap);
-	if (!buf) {
-		ret = ptimer_errf(err, ENOMEM, "%s: out of memory", path);
-		goto out;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (cap - len < 8192) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				ret = ptimer_errf(err, ENOMEM, "%s: out of memory at %zu bytes", path, len);
-				goto out;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		r = read(fd, buf + len, cap - len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			ret = -errno;
-			ptimer_errf(err, ret, "cannot read %s: %s", path, strerror(-ret));
-			goto out;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
+	ret = ptimer_file_read(path, NULL, PROC_TIMERS_MAX, 0, &buf, &len, err);
+	if (ret == -ENOENT && access("/proc/self/timers", F_OK))
+		return ptimer_errf(err, ret, "%s: the kernel has no /proc/PID/timers "
+				   "(needs CONFIG_CHECKPOINT_RESTORE)", path);
+	if (ret)
+		return ret;
 	ret = ptimer_proc_parse_timers(buf, len, path, out, n, err);
-out:
 	free(buf);
-	close(fd);
 	return ret;
-}
-
-pid_t ptimer_proc_nspid(pid_t pid, pid_t tid)
-{
-	char path[64], line[256];
-	pid_t last = -EINVAL;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -ENOENT;
-	while (fgets(line, sizeof(line), f)) {
-		char *p, *stop;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		/* NSpid: host ... innermost; the last one is the process's own view. */
-		for (p = line + 6; *p;) {
-			long v = strtol(p, &stop, 10);
-
-			if (stop == p)
-				break;
-			last = (pid_t)v;
-			p = stop;
-		}
-		break;
-	}
-	fclose(f);
-	return last;
-}
-
-pid_t ptimer_proc_tgid(pid_t tid)
-{
-	char path[64], line[128];
-	pid_t tgid = -ENOENT;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	f = fopen(path, "re");
-	if (!f)
-		return -ENOENT;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return tgid;
-}
-
-static int cmp_pid(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 int ptimer_proc_threads(pid_t pid, pid_t **tids)
@@ -345,7 +264,7 @@ int ptimer_proc_threads(pid_t pid, pid_t **tids)
 		free(v);
 		return -ESRCH;
 	}
-	qsort(v, (size_t)n, sizeof(*v), cmp_pid);
+	qsort(v, (size_t)n, sizeof(*v), ptimer_cmp_int);
 	/* Leader first. */
 	for (int i = 0; i < n; i++) {
 		if (v[i] == pid) {

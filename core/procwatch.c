@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +29,8 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
-#include "core/ptimer.h"
+#include "core/procwatch.h"
+#include "core/util.h"
 
 #define WATCH_RCVBUF	(4 << 20)	/* bytes: a burst of exits elsewhere must not overflow it */
 

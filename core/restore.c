@@ -17,37 +17,24 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "core/restore.h"
+#include "core/dump.h"
+#include "core/log.h"
+#include "core/proc_timers.h"
+#include "core/rseq.h"
+#include "core/task.h"
+#include "core/util.h"
+#include "lib/cmp.h"
 #include "restorer/host/inject.h"
 
 #define LINEAR_BUDGET		(1u << 16)	/* pairs per blob run: ~0.2 s here */
 #define LINEAR_NS_PER_PAIR	2500		/* measured here: 2.5 us a pair on 6.18 */
 #define PROGRESS_EVERY_NS	3000000000ull	/* a line, not on a terminal */
-#define PROGRESS_TTY_NS		250000000ull	/* bar redraw on a terminal */
 
-static int cmp_timer_id(const void *a, const void *b)
-{
-	const struct ptimer_timer *x = a, *y = b;
-
-	return (x->timer_id > y->timer_id) - (x->timer_id < y->timer_id);
-}
-
-static int cmp_i32(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-pid_t ptimer_map_tid(const struct ptimer_task *t, const struct ptimer_image *img,
+static pid_t map_tid(const struct ptimer_task *t, const struct ptimer_image *img,
 		     const struct ptimer_restore_opts *o, pid_t tid)
 {
-	if (tid == img->pid)
-		return t->vpid;
-	for (int i = 0; o && i < o->n_tid_map; i++)
-		if (o->tid_map[i].from == tid)
-			return ptimer_task_vtid(t, o->tid_map[i].to);
-	return ptimer_task_host_tid(t, tid) ? tid : 0;
+	return ptimer_map_tid(t, img->pid, o ? o->tid_map : NULL, o ? o->n_tid_map : 0, tid);
 }
 
 /* The image's timers as the target must get them, sorted by ID. */
@@ -74,7 +61,7 @@ static int map_timers(const struct ptimer_task *t, const struct ptimer_image *im
 			tm->pending = 0;
 
 		if (tm->clock_id < 0 && ~(tm->clock_id >> 3)) {
-			pid_t from = ~(tm->clock_id >> 3), to = ptimer_map_tid(t, img, o, from);
+			pid_t from = ~(tm->clock_id >> 3), to = map_tid(t, img, o, from);
 
 			if (!to) {
 				int32_t id = tm->timer_id;
@@ -90,7 +77,7 @@ static int map_timers(const struct ptimer_task *t, const struct ptimer_image *im
 			tm->notify_tid = t->vpid;
 			continue;
 		}
-		pid_t to = ptimer_map_tid(t, img, o, tm->notify_tid);
+		pid_t to = map_tid(t, img, o, tm->notify_tid);
 
 		if (!to) {
 			int32_t id = tm->timer_id, tid = tm->notify_tid;
@@ -102,7 +89,7 @@ static int map_timers(const struct ptimer_task *t, const struct ptimer_image *im
 		}
 		tm->notify_tid = to;
 	}
-	qsort(w, img->n_timers, sizeof(*w), cmp_timer_id);
+	qsort(w, img->n_timers, sizeof(*w), ptimer_timer_cmp_id);
 	*out = w;
 	return 0;
 }
@@ -128,7 +115,7 @@ static int read_occupied(const struct ptimer_task *t, const struct ptimer_timer 
 	for (uint32_t i = 0; i < n_cur; i++)
 		ids[i] = cur[i].timer_id;
 	free(cur);
-	qsort(ids, n_cur, sizeof(*ids), cmp_i32);
+	qsort(ids, n_cur, sizeof(*ids), ptimer_cmp_int);
 	for (uint32_t i = 0, j = 0; i < n && j < n_cur;) {
 		if (w[i].timer_id < ids[j]) {
 			i++;
@@ -268,33 +255,21 @@ static int plan_linear(const struct ptimer_task *t, struct ptimer_timer *w, uint
 	return 0;
 }
 
-/*
- * Linear progress on stderr: on a terminal a bar redrawn in place with the
- * rate and the time left; otherwise (logs, CI) one line every few seconds.
- */
+/* Hand the linear loop's progress to the caller's callback. */
 static void progress(const struct ptimer_task *t, const struct ptimer_blob_args *a, uint64_t total,
-		     uint64_t start_ns, bool tty, bool last)
+		     uint64_t start_ns, const struct ptimer_restore_opts *o, bool last)
 {
-	uint64_t el = ptimer_now_ns() - start_ns, done = a->pairs_done < total ? a->pairs_done : total;
-	double rate = el ? (double)a->pairs_done * 1e9 / (double)el : 0;
-	double eta = rate > 0 ? (double)(total - done) / rate : 0;
-	double frac = total ? (double)done / (double)total : 1.0;
+	struct ptimer_progress p = {
+		.pid = t->pid,
+		.pairs_done = a->pairs_done < total ? a->pairs_done : total,
+		.pairs_total = total,
+		.n_created = a->n_created,
+		.n_timers = a->n_timers,
+		.ns_elapsed = ptimer_now_ns() - start_ns,
+		.last = last,
+	};
 
-	if (tty) {
-		char bar[31];
-		int fill = (int)(frac * 30);
-
-		memset(bar, '#', (size_t)fill);
-		memset(bar + fill, '.', (size_t)(30 - fill));
-		bar[30] = '\0';
-		fprintf(stderr, "\rptimer: [%s] %3.0f%% %llu/%llu pairs %.2f Mpairs/s ETA %.0f s  %s", bar,
-			100.0 * frac, (unsigned long long)done, (unsigned long long)total, rate / 1e6, eta,
-			last ? "\n" : "");
-		return;
-	}
-	fprintf(stderr, "ptimer: process %d: linear mode: %llu/%llu pairs (%.0f%%), %u/%u timers, "
-		"%.2f Mpairs/s, %.0f s left\n", t->pid, (unsigned long long)done, (unsigned long long)total,
-		100.0 * frac, a->n_created, a->n_timers, rate / 1e6, eta);
+	o->progress(&p, o->progress_ctx);
 }
 
 /* Check what the kernel now shows against what we asked for. */
@@ -307,10 +282,10 @@ static int verify_restored(const struct ptimer_task *t, const struct ptimer_time
 
 	if (ret)
 		return ret;
-	qsort(cur, n_cur, sizeof(*cur), cmp_timer_id);
+	qsort(cur, n_cur, sizeof(*cur), ptimer_timer_cmp_id);
 	for (uint32_t i = 0; i < n && !ret; i++) {
 		const struct ptimer_timer *want = &w[i];
-		struct ptimer_timer *got = bsearch(want, cur, n_cur, sizeof(*cur), cmp_timer_id);
+		struct ptimer_timer *got = bsearch(want, cur, n_cur, sizeof(*cur), ptimer_timer_cmp_id);
 		pid_t host = want->sigev_notify & PTIMER_SIGEV_THREAD_ID
 			     ? ptimer_task_host_tid(t, want->notify_tid) : t->pid;
 
@@ -373,8 +348,8 @@ static int run_restore(const struct ptimer_task *t, struct ptimer_blob *b, struc
 		       struct ptimer_err *err)
 {
 	bool show = o && o->progress && a->mode == PTIMER_MODE_LINEAR;
-	bool tty = show && isatty(STDERR_FILENO);
-	uint64_t start = ptimer_now_ns(), last = start, every = tty ? PROGRESS_TTY_NS : PROGRESS_EVERY_NS;
+	uint64_t start = ptimer_now_ns(), last = start;
+	uint64_t every = show && o->progress_every_ns ? o->progress_every_ns : PROGRESS_EVERY_NS;
 	bool shown = false;
 	int ret;
 
@@ -392,154 +367,208 @@ static int run_restore(const struct ptimer_task *t, struct ptimer_blob *b, struc
 		int sig = ptimer_pending_stop_signal();
 
 		if (sig) {
-			if (shown && tty)
-				fputc('\n', stderr);
+			if (shown)
+				progress(t, a, total, start, o, true);
 			rollback(t, b, a);
 			return interrupted(t, w, n, a, total, sig, err);
 		}
 		if (show && ptimer_now_ns() - last >= every) {
 			last = ptimer_now_ns();
-			progress(t, a, total, start, tty, false);
+			progress(t, a, total, start, o, false);
 			shown = true;
 		}
 	}
 	if (shown)
-		progress(t, a, total, start, tty, true);
+		progress(t, a, total, start, o, true);
 	if (a->result)
 		return blob_failure(t, w, n, a, err);
 	return 0;
+}
+
+/* One restore in the target: what the steps of ptimer_restore_task share. */
+struct restore_run {
+	const struct ptimer_task *t;
+	const struct ptimer_restore_opts *o;
+	enum ptimer_restore_mode want;	/* what the caller asked for */
+	struct ptimer_timer *w;		/* the timers as the target gets them, by ID */
+	uint32_t n;
+	int32_t *occ;			/* IDs the target holds, sorted */
+	uint32_t n_occ;
+	struct ptimer_blob *b;
+	struct ptimer_blob_args a;
+	uint64_t pairs;			/* linear plan: create/delete pairs */
+};
+
+/*
+ * rseq slice extension of the image's threads: every check (require) before
+ * any change, then enable.  *sv for ptimer_slice_undo on a later failure.
+ */
+static int slice_begin(struct ptimer_task *t, const struct ptimer_image *img,
+		       const struct ptimer_restore_opts *o, struct ptimer_slice_target **sv, int *n_sv,
+		       struct ptimer_err *err)
+{
+	enum ptimer_rseq_slice mode = o ? o->rseq_slice : PTIMER_RSEQ_SLICE_AUTO;
+	int ret;
+
+	*sv = NULL;
+	*n_sv = 0;
+	if (mode == PTIMER_RSEQ_SLICE_OFF)
+		return 0;
+	ret = ptimer_slice_targets(t, img, o ? o->tid_map : NULL, o ? o->n_tid_map : 0, sv, n_sv, err);
+	if (!ret)
+		ret = ptimer_slice_prepare(t->pid, *sv, *n_sv, mode, NULL, err);
+	if (!ret)
+		ret = ptimer_slice_apply(t->pid, *sv, *n_sv, mode, NULL, err);
+	return ret;
+}
+
+/*
+ * Ask the kernel, inside the target, for PR_TIMER_CREATE_RESTORE_IDS (GET):
+ * already on means another restore runs there (or one crashed); absent
+ * refuses --mode exact.  In linear mode the probe also creates one timer,
+ * which tells where the ID counter stands (a.probe_id).
+ */
+static int probe_kernel(struct restore_run *r, struct ptimer_err *err)
+{
+	int ret;
+
+	r->a.op = PTIMER_OP_PROBE;
+	r->a.n_timers = r->n;
+	r->a.n_occupied = r->n_occ;
+	r->a.mode = r->want == PTIMER_RESTORE_LINEAR ? PTIMER_MODE_LINEAR : PTIMER_MODE_EXACT;
+	ret = ptimer_blob_call(r->b, &r->a, err);
+	if (ret)
+		return ret;
+	if (r->a.prctl_get == 1)
+		return ptimer_errf(err, EBUSY, "process %d is already in exact timer ID mode "
+				   "(PR_TIMER_CREATE_RESTORE_IDS on): another restore is running, or one "
+				   "crashed; nothing restored", r->t->pid);
+	if (r->a.prctl_get < 0 && r->want == PTIMER_RESTORE_EXACT)
+		return ptimer_errf(err, EOPNOTSUPP, "process %d: this kernel has no "
+				   "prctl(PR_TIMER_CREATE_RESTORE_IDS) (Linux 6.15+): use --mode linear "
+				   "or --mode auto; nothing restored", r->t->pid);
+	return 0;
+}
+
+/* Exact IDs when the kernel has the prctl (kernel commit ec2d0c04624b) and
+ * the caller did not force linear mode. */
+static bool use_exact(const struct restore_run *r)
+{
+	return r->a.prctl_get == 0 && r->want != PTIMER_RESTORE_LINEAR;
+}
+
+/*
+ * Linear mode: plan the create/delete loop from where the probe left the
+ * ID counter (refused when it has passed a wanted ID without --allow-wrap),
+ * say what it costs, and load the timers again for the run.
+ */
+static int prepare_linear(struct restore_run *r, struct ptimer_err *err)
+{
+	const struct ptimer_restore_opts *o = r->o;
+	uint32_t done = r->a.n_created;	/* the probe may have made timers[0] */
+	int ret;
+
+	if (r->a.result)
+		return blob_failure(r->t, r->w, r->n, &r->a, err);
+	r->a.mode = PTIMER_MODE_LINEAR;
+	r->a.counter = (int32_t)(((uint32_t)r->a.probe_id + 1) & PTIMER_ID_MAX);
+	ret = plan_linear(r->t, r->w + done, r->n - done, r->occ, r->n_occ, r->a.counter,
+			  o && o->allow_wrap, r->want == PTIMER_RESTORE_LINEAR, &r->pairs, err);
+	if (ret) {
+		rollback(r->t, r->b, &r->a);
+		return ret;
+	}
+	r->a.allow_wrap = o && o->allow_wrap;
+	ptimer_log(PTIMER_LOG_INFO, "process %d: no exact-ID timer_create%s; linear mode: %llu "
+		   "create/delete pairs for %u timers (IDs up to %d), about %.1f s", r->t->pid,
+		   r->want == PTIMER_RESTORE_LINEAR ? " (forced)" : " on this kernel",
+		   (unsigned long long)r->pairs, r->n, r->w[r->n - 1].timer_id,
+		   (double)r->pairs * LINEAR_NS_PER_PAIR / 1e9);
+	return ptimer_blob_load(r->b, r->w, r->occ, err);
+}
+
+/* Create and arm everything, then (--verify) compare with /proc/PID/timers. */
+static int run_and_verify(struct restore_run *r, struct ptimer_err *err)
+{
+	int ret;
+
+	r->a.n_timers = r->n;
+	r->a.n_occupied = r->n_occ;
+	r->a.phase = 0;
+	ret = run_restore(r->t, r->b, r->w, r->n, &r->a, r->pairs, r->o, err);
+	if (!ret && r->o && r->o->verify) {
+		ret = verify_restored(r->t, r->w, r->n, err);
+		if (ret)
+			rollback(r->t, r->b, &r->a);
+	}
+	return ret;
 }
 
 int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 			const struct ptimer_restore_opts *o, struct ptimer_restore_stats *st,
 			struct ptimer_err *err)
 {
-	enum ptimer_restore_mode want_mode = o ? o->mode : PTIMER_RESTORE_AUTO;
-	struct ptimer_blob_args a = { 0 };
-	struct ptimer_timer *w = NULL;
-	struct ptimer_blob *b = NULL;
-	int32_t *occ = NULL;
-	uint32_t n = img->n_timers, n_occ = 0;
-	uint64_t t0 = ptimer_now_ns(), t1, pairs = 0;
-	enum ptimer_rseq_slice slice_mode = o ? o->rseq_slice : PTIMER_RSEQ_SLICE_AUTO;
+	struct restore_run r = {
+		.t = t,
+		.o = o,
+		.want = o ? o->mode : PTIMER_RESTORE_AUTO,
+		.n = img->n_timers,
+	};
+	uint64_t t0 = ptimer_now_ns(), t1;
 	struct ptimer_slice_target *sv = NULL;
-	int ret, r, n_sv = 0;
+	int ret, ret_close, n_sv = 0;
 
 	if (st)
 		memset(st, 0, sizeof(*st));
-	ret = map_timers(t, img, o, &w, err);
+	ret = map_timers(t, img, o, &r.w, err);
 	if (ret)
 		return ret;
-	ret = read_occupied(t, w, n, &occ, &n_occ, err);
-	if (ret)
-		goto out;
-	/* rseq slice extension: every check (require) before any change */
-	if (slice_mode != PTIMER_RSEQ_SLICE_OFF)
-		ret = ptimer_slice_targets(t, img, o, &sv, &n_sv, err);
+	ret = read_occupied(t, r.w, r.n, &r.occ, &r.n_occ, err);
 	if (!ret)
-		ret = ptimer_slice_prepare(t->pid, sv, n_sv, slice_mode, NULL, err);
-	if (!ret)
-		ret = ptimer_slice_apply(t->pid, sv, n_sv, slice_mode, NULL, err);
-	if (ret || n == 0)
+		ret = slice_begin(t, img, o, &sv, &n_sv, err);
+	if (ret || r.n == 0)
 		goto out;
 
 	t1 = ptimer_now_ns();
-	ret = ptimer_blob_open(&b, ptimer_task_runner(t), n, n_occ, err);
+	ret = ptimer_blob_open(&r.b, ptimer_task_runner(t), r.n, r.n_occ, err);
 	if (ret)
 		goto out;
-	ret = ptimer_blob_load(b, w, occ, err);
-	if (ret)
-		goto out_close;
-
-	a.op = PTIMER_OP_PROBE;
-	a.n_timers = n;
-	a.n_occupied = n_occ;
-	a.mode = want_mode == PTIMER_RESTORE_LINEAR ? PTIMER_MODE_LINEAR : PTIMER_MODE_EXACT;
-	ret = ptimer_blob_call(b, &a, err);
-	if (ret)
-		goto out_close;
-	if (a.prctl_get == 1) {
-		ret = ptimer_errf(err, EBUSY, "process %d is already in exact timer ID mode "
-				  "(PR_TIMER_CREATE_RESTORE_IDS on): another restore is running, or one "
-				  "crashed; nothing restored", t->pid);
-		goto out_close;
-	}
-	if (a.prctl_get < 0 && want_mode == PTIMER_RESTORE_EXACT) {
-		ret = ptimer_errf(err, EOPNOTSUPP, "process %d: this kernel has no "
-				  "prctl(PR_TIMER_CREATE_RESTORE_IDS) (Linux 6.15+): use --mode linear "
-				  "or --mode auto; nothing restored", t->pid);
-		goto out_close;
-	}
-	if (a.prctl_get == 0 && want_mode != PTIMER_RESTORE_LINEAR) {
-		a.mode = PTIMER_MODE_EXACT;
-	} else {
-		if (a.result) {
-			ret = blob_failure(t, w, n, &a, err);
-			goto out_close;
-		}
-		uint32_t done = a.n_created;	/* the probe may have made timers[0] */
-
-		a.mode = PTIMER_MODE_LINEAR;
-		a.counter = (int32_t)(((uint32_t)a.probe_id + 1) & PTIMER_ID_MAX);
-		ret = plan_linear(t, w + done, n - done, occ, n_occ, a.counter, o && o->allow_wrap,
-				  want_mode == PTIMER_RESTORE_LINEAR, &pairs, err);
-		if (ret) {
-			rollback(t, b, &a);
-			goto out_close;
-		}
-		a.allow_wrap = o && o->allow_wrap;
-		ptimer_log(PTIMER_LOG_INFO, "process %d: no exact-ID timer_create%s; linear mode: %llu "
-			   "create/delete pairs for %u timers (IDs up to %d), about %.1f s", t->pid,
-			   want_mode == PTIMER_RESTORE_LINEAR ? " (forced)" : " on this kernel",
-			   (unsigned long long)pairs, n, w[n - 1].timer_id,
-			   (double)pairs * LINEAR_NS_PER_PAIR / 1e9);
-		ret = ptimer_blob_load(b, w, occ, err);
-		if (ret)
-			goto out_close;
-	}
-	a.n_timers = n;
-	a.n_occupied = n_occ;
-	a.phase = 0;
-	ret = run_restore(t, b, w, n, &a, pairs, o, err);
-	if (!ret && o && o->verify) {
-		ret = verify_restored(t, w, n, err);
-		if (ret)
-			rollback(t, b, &a);
-	}
-	if (st) {
-		st->mode = (int)a.mode;
-		st->pairs = a.pairs_done;
-		st->ns_inject = ptimer_now_ns() - t1;
-	}
-out_close:
-	r = ptimer_blob_close(b, ret ? NULL : err);
+	ret = ptimer_blob_load(r.b, r.w, r.occ, err);
 	if (!ret)
-		ret = r;
+		ret = probe_kernel(&r, err);
+	if (!ret && use_exact(&r))
+		r.a.mode = PTIMER_MODE_EXACT;
+	else if (!ret)
+		ret = prepare_linear(&r, err);
+	if (!ret) {
+		ret = run_and_verify(&r, err);
+		if (st) {
+			st->mode = (int)r.a.mode;
+			st->pairs = r.a.pairs_done;
+			st->ns_inject = ptimer_now_ns() - t1;
+		}
+	}
+	ret_close = ptimer_blob_close(r.b, ret ? NULL : err);
+	if (!ret)
+		ret = ret_close;
 out:
 	if (ret)
 		ptimer_slice_undo(t->pid, sv, n_sv, NULL);
 	if (st)
 		st->ns_total = ptimer_now_ns() - t0;
 	free(sv);
-	free(w);
-	free(occ);
+	free(r.w);
+	free(r.occ);
 	return ret;
 }
 
 int ptimer_restore_slice_task(struct ptimer_task *t, const struct ptimer_image *img,
 			      const struct ptimer_restore_opts *o, struct ptimer_err *err)
 {
-	enum ptimer_rseq_slice mode = o ? o->rseq_slice : PTIMER_RSEQ_SLICE_AUTO;
-	struct ptimer_slice_target *sv = NULL;
-	int n_sv = 0, ret = 0;
+	struct ptimer_slice_target *sv;
+	int n_sv, ret;
 
-	if (mode == PTIMER_RSEQ_SLICE_OFF)
-		return 0;
-	ret = ptimer_slice_targets(t, img, o, &sv, &n_sv, err);
-	if (!ret)
-		ret = ptimer_slice_prepare(t->pid, sv, n_sv, mode, NULL, err);
-	if (!ret)
-		ret = ptimer_slice_apply(t->pid, sv, n_sv, mode, NULL, err);
+	ret = slice_begin(t, img, o, &sv, &n_sv, err);
 	if (ret)
 		ptimer_slice_undo(t->pid, sv, n_sv, NULL);
 	free(sv);

@@ -23,9 +23,11 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
-#include <sys/uio.h>
 
-#include "core/ptimer.h"
+#include "core/rseq.h"
+#include "core/log.h"
+#include "core/task.h"
+#include "lib/vm.h"
 #include "restorer/host/inject.h"
 
 #define PTRACE_GET_RSEQ_CONFIGURATION_	0x420f	/* uapi/linux/ptrace.h, Linux 5.13 */
@@ -105,14 +107,7 @@ static int real_slice(void *ctx, pid_t tid, uint32_t how, uint32_t arg, int32_t 
 
 static int real_mem(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len, bool write)
 {
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
-	ssize_t n = write ? process_vm_writev(pid, &local, 1, &remote, 1, 0)
-			  : process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
+	return ptimer_vm_copy(pid, addr, buf, len, write);
 }
 
 const struct ptimer_rseq_ops ptimer_rseq_real_ops = {
@@ -212,7 +207,7 @@ int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_op
 /* ---- restore ------------------------------------------------------------------ */
 
 int ptimer_slice_targets(const struct ptimer_task *t, const struct ptimer_image *img,
-			 const struct ptimer_restore_opts *o, struct ptimer_slice_target **v, int *n,
+			 const struct ptimer_tid_map *map, int n_map, struct ptimer_slice_target **v, int *n,
 			 struct ptimer_err *err)
 {
 	int k = 0;
@@ -235,7 +230,7 @@ int ptimer_slice_targets(const struct ptimer_task *t, const struct ptimer_image 
 			continue;
 		g = &(*v)[(*n)++];
 		g->image_tid = th->tid;
-		vt = ptimer_map_tid(t, img, o, th->tid);
+		vt = ptimer_map_tid(t, img->pid, map, n_map, th->tid);
 		g->host_tid = vt ? ptimer_task_host_tid(t, vt) : 0;
 	}
 	return 0;

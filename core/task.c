@@ -16,60 +16,34 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "core/task.h"
+#include "core/caps.h"
+#include "core/log.h"
+#include "core/proc_timers.h"
 #include "restorer/host/inject.h"
 
 #define SEIZE_PASSES	64	/* new threads keep appearing: give up after this */
 #define STOP_WAITS	16	/* signal-delivery stops before our interrupt stop */
 
-/* State letter from /proc/WHAT/stat (WHAT: "PID" or "PID/task/TID"), or 0. */
-static char proc_state_of(const char *what)
+/* State letter of thread tid of pid (tid 0: the process) from its stat file, or 0. */
+static char thread_state(pid_t pid, pid_t tid)
 {
-	char path[96], buf[512], *p;
-	ssize_t r;
-	FILE *f;
+	struct ptimer_proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%s/stat", what);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	r = (ssize_t)fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	if (r <= 0)
-		return 0;
-	buf[r] = '\0';
-	p = strrchr(buf, ')');	/* comm may hold spaces and parens */
-	return p && p[1] == ' ' ? p[2] : 0;
+	return ptimer_proc_stat(pid, tid, &st) ? 0 : st.state;
 }
 
 static char proc_state(pid_t pid)
 {
-	char what[16];
-
-	snprintf(what, sizeof(what), "%d", pid);
-	return proc_state_of(what);
+	return thread_state(pid, 0);
 }
 
-/* PF_KTHREAD (0x00200000) in the flags field of /proc/PID/stat. */
+/* PF_KTHREAD in the flags field of /proc/PID/stat. */
 static bool proc_is_kthread(pid_t pid)
 {
-	char path[64], buf[1024], *p;
-	unsigned long flags = 0;
-	size_t r;
-	FILE *f;
+	struct ptimer_proc_stat st;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	r = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[r] = '\0';
-	p = strrchr(buf, ')');
-	/* ") S ppid pgrp session tty_nr tpgid flags" */
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
-		return false;
-	return flags & 0x00200000ul;
+	return !ptimer_proc_stat(pid, 0, &st) && (st.flags & PTIMER_PF_KTHREAD);
 }
 
 /*
@@ -80,25 +54,14 @@ static bool proc_is_kthread(pid_t pid)
  */
 static bool thread_exiting(pid_t pid, pid_t tid)
 {
-	char path[96], buf[1024], *p;
-	unsigned long flags = 0;
-	char state = 0;
-	size_t r;
-	FILE *f;
+	struct ptimer_proc_stat st;
+	int r = ptimer_proc_stat(pid, tid, &st);
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT || errno == ESRCH;
-	r = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	if (!r)
-		return true;	/* the kernel had nothing more to say: released */
-	buf[r] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+	if (r == -ENOENT)
+		return true;	/* gone, or the kernel had nothing more to say: released */
+	if (r)
 		return false;
-	return state == 'Z' || state == 'X' || (flags & 0x00000004ul);
+	return st.state == 'Z' || st.state == 'X' || (st.flags & PTIMER_PF_EXITING);
 }
 
 /*
@@ -242,10 +205,8 @@ static int live_threads(pid_t pid)
 	int n = ptimer_proc_threads(pid, &tids), live = 0;
 
 	for (int i = 0; i < n; i++) {
-		char path[64], st;
+		char st = thread_state(pid, tids[i]);
 
-		snprintf(path, sizeof(path), "%d/task/%d", pid, tids[i]);
-		st = proc_state_of(path);
 		live += st && st != 'Z' && st != 'X';
 	}
 	if (n > 0)
@@ -257,15 +218,8 @@ static int live_threads(pid_t pid)
 static int task_pick_runner(struct ptimer_task *t, struct ptimer_err *err)
 {
 	for (int i = 0; i < t->n_threads; i++) {
-		char path[64], st;
+		char st = thread_state(t->pid, t->tids[i] == t->pid ? 0 : t->tids[i]);
 
-		if (t->tids[i] == t->pid) {
-			snprintf(path, sizeof(path), "%d", t->pid);
-			st = proc_state_of(path);
-		} else {
-			snprintf(path, sizeof(path), "%d/task/%d", t->pid, t->tids[i]);
-			st = proc_state_of(path);
-		}
 		if (st && st != 'Z' && st != 'X') {
 			t->runner = i;
 			return 0;
@@ -344,6 +298,24 @@ static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, s
 	return ret;
 }
 
+/*
+ * After the thread list (ret: its result): own-namespace tids and the
+ * thread code runs in; with sweep, what a ptimer that was killed left in
+ * the process goes first.  On any failure t is released.
+ */
+static int task_finish(struct ptimer_task *t, int ret, bool sweep, struct ptimer_err *err)
+{
+	if (!ret)
+		ret = task_fill_vtids(t, err);
+	if (!ret)
+		ret = task_pick_runner(t, err);
+	if (!ret && sweep)
+		ret = ptimer_blob_sweep(ptimer_task_runner(t), err);
+	if (ret)
+		ptimer_task_release(t);
+	return ret;
+}
+
 int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 {
 	bool grew = true;
@@ -376,16 +348,7 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 		ret = ptimer_errf(err, EAGAIN, "process %d keeps creating threads; cannot stop them all", pid);
 	if (!ret && (t->n_threads == 0 || t->tids[0] != pid))
 		ret = ptimer_errf(err, ESRCH, "thread group leader %d is gone", pid);
-	if (!ret)
-		ret = task_fill_vtids(t, err);
-	if (!ret)
-		ret = task_pick_runner(t, err);
-	/* what a ptimer that was killed left in the process goes first */
-	if (!ret)
-		ret = ptimer_blob_sweep(ptimer_task_runner(t), err);
-	if (ret)
-		ptimer_task_release(t);
-	return ret;
+	return task_finish(t, ret, true, err);
 }
 
 int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
@@ -396,13 +359,7 @@ int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	ret = task_list(t, pid, false, &grew, err);
-	if (!ret)
-		ret = task_fill_vtids(t, err);
-	if (!ret)
-		ret = task_pick_runner(t, err);
-	if (ret)
-		ptimer_task_release(t);
-	return ret;
+	return task_finish(t, ret, false, err);
 }
 
 int ptimer_task_release(struct ptimer_task *t)
@@ -447,4 +404,15 @@ pid_t ptimer_task_host_tid(const struct ptimer_task *t, pid_t vtid)
 		if (t->vtids[i] == vtid)
 			return t->tids[i];
 	return 0;
+}
+
+pid_t ptimer_map_tid(const struct ptimer_task *t, pid_t image_pid, const struct ptimer_tid_map *map,
+		     int n_map, pid_t tid)
+{
+	if (tid == image_pid)
+		return t->vpid;
+	for (int i = 0; i < n_map; i++)
+		if (map[i].from == tid)
+			return ptimer_task_vtid(t, map[i].to);
+	return ptimer_task_host_tid(t, tid) ? tid : 0;
 }

@@ -23,53 +23,20 @@
 #include <unistd.h>
 
 #include "proto/ptimer.pb-c.h"
-#include "image_int.h"
+#include "images/image.h"
+#include "lib/file.h"
 
 #define IMG_PREFIX	"ptimers-"
 #define IMG_SUFFIX	".img"
 #define WRITE_CHUNK	(64u * 1024u)
 
-void ptimer_err_set(struct ptimer_err *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-}
-
-const char *ptimer_errno_hint(int errnum)
-{
-	/* About the path only: these reach users of show, encode, restore and the plugin alike. */
-	switch (errnum) {
-	case ENOSPC:
-	case EDQUOT:
-		return "free space on that file system or write elsewhere";
-	case EACCES:
-	case EPERM:
-		return "check the permissions of the file and its directory";
-	case EROFS:
-		return "the file system is read-only; write elsewhere";
-	case ENOENT:
-		return "check that the path exists";
-	case ENOTDIR:
-		return "a component of the path is not a directory; check the path";
-	case EISDIR:
-		return "the path is a directory; name the image file";
-	case ENAMETOOLONG:
-		return "use a shorter path";
-	case EMFILE:
-	case ENFILE:
-		return "too many open files; raise the limit (ulimit -n) and retry";
-	case ENOMEM:
-		return "free memory and retry";
-	case EIO:
-		return "the storage reported an I/O error; check the device";
-	}
-	return "check the path and retry";
-}
+/*
+ * Mode of every ptimer image: CRIU's CR_FD_PERM (criu/include/image.h,
+ * 0644), which criu's own images get through open(2), umask applied.  In a
+ * user namespace the restored tasks, root mapped to an unprivileged host uid,
+ * read images themselves: an image more private than criu's breaks that.
+ */
+#define IMG_PERM	(S_IRUSR | S_IWUSR | S_IRGRP | S_IROTH)
 
 static void put_le32(uint8_t *p, uint32_t v)
 {
@@ -97,7 +64,7 @@ int ptimer_image_path(char *buf, size_t len, const char *dir, int pid)
 
 /* Buffered writer onto the temporary file; the first error sticks. */
 struct img_out {
-	int fd;
+	struct ptimer_atomic a;
 	uint8_t *buf;
 	size_t used;
 	int err;		/* positive errno once a write failed */
@@ -105,21 +72,8 @@ struct img_out {
 
 static void out_flush(struct img_out *o)
 {
-	size_t done = 0;
-
-	while (!o->err && done < o->used) {
-		ssize_t n = write(o->fd, o->buf + done, o->used - done);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			o->err = errno;
-		} else if (n == 0) {
-			o->err = EIO;
-		} else {
-			done += n;
-		}
-	}
+	if (!o->err)
+		o->err = -ptimer_atomic_write(&o->a, o->buf, o->used);
 	o->used = 0;
 }
 
@@ -221,57 +175,6 @@ static void free_head_threads(PtimerHead *head)
 	head->n_threads = 0;
 }
 
-/*
- * Mode of every ptimer image: CRIU's CR_FD_PERM (criu/include/image.h,
- * 0644), which criu's own images get through open(2), umask applied.  In a
- * user namespace the restored tasks, root mapped to an unprivileged host uid,
- * read images themselves: an image more private than criu's breaks that.
- */
-#define IMG_PERM	(S_IRUSR | S_IWUSR | S_IRGRP | S_IROTH)
-
-int ptimer_image_create_temp(const char *path, mode_t mode, char *tmp, size_t len)
-{
-	const char *slash = strrchr(path, '/');
-	int dlen = slash ? (int)(slash - path + 1) : 0;
-	static unsigned int seq;
-
-	for (int tries = 0; tries < 100; tries++) {
-		struct timespec ts;
-		int n, fd;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		n = snprintf(tmp, len, "%.*s.%s.%d.%lx", dlen, path, path + dlen, (int)getpid(),
-			     (unsigned long)(ts.tv_nsec ^ (++seq * 2654435761u)) & 0xffffff);
-		if (n < 0 || (size_t)n >= len)
-			return -ENAMETOOLONG;
-		/* open(2) with a mode, as criu does: umask and default ACLs apply alike */
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-		if (fd >= 0 || errno != EEXIST)
-			return fd >= 0 ? fd : -errno;
-	}
-	return -EEXIST;
-}
-
-/* The new name must survive a crash too; some file systems refuse fsync on a directory. */
-static void sync_parent_dir(const char *path)
-{
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	int fd;
-
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-}
-
 int ptimer_image_write(const char *path, const struct ptimer_image *img, struct ptimer_err *err)
 {
 	return ptimer_image_write_flags(path, img, 0, err);
@@ -280,8 +183,7 @@ int ptimer_image_write(const char *path, const struct ptimer_image *img, struct 
 int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, unsigned int flags,
 			     struct ptimer_err *err)
 {
-	char tmp[PATH_MAX];
-	struct img_out o = { .fd = -1 };
+	struct img_out o = { .a.fd = -1 };
 	PtimerHead head = PTIMER_HEAD__INIT;
 	uint32_t i;
 	int ret;
@@ -291,23 +193,13 @@ int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, u
 		return ret;
 	/* room for one whole head entry too (threads[] can exceed a chunk) */
 	o.buf = malloc(WRITE_CHUNK + 4 + PTIMER_IMG_MAX_HEAD);
-	if (!o.buf) {
-		ptimer_err_set(err, "cannot write image %s: out of memory; %s",
-			       path, ptimer_errno_hint(ENOMEM));
-		return -ENOMEM;
-	}
-	o.fd = ptimer_image_create_temp(path, IMG_PERM, tmp, sizeof(tmp));
-	if (o.fd < 0) {
-		ret = o.fd;
-		if (ret == -ENAMETOOLONG)
-			ptimer_err_set(err, "cannot write image %s: path too long; %s",
-				       path, ptimer_errno_hint(ENAMETOOLONG));
-		else
-			ptimer_err_set(err, "cannot write image %s: cannot create a temporary file beside it: %s; %s",
-				       path, strerror(-ret), ptimer_errno_hint(-ret));
-		free(o.buf);
-		return ret;
-	}
+	if (!o.buf)
+		return ptimer_errf(err, ENOMEM, "cannot write image %s: out of memory; %s",
+				   path, ptimer_errno_hint(ENOMEM));
+	ret = ptimer_atomic_open(&o.a, path, "image", IMG_PERM, PTIMER_FILE_HINT |
+				 (flags & PTIMER_IMG_NOSYNC ? PTIMER_FILE_NOSYNC : PTIMER_FILE_SYNC_DIR), err);
+	if (ret)
+		goto out;
 
 	put_le32(out_reserve(&o, 4), PTIMER_IMG_MAGIC);
 	head.version = PTIMER_IMG_VERSION;
@@ -317,12 +209,10 @@ int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, u
 	head.criu_mode = img->criu_mode;
 	ret = head_threads(&head, img);
 	if (ret) {
-		close(o.fd);
-		unlink(tmp);
-		free(o.buf);
-		ptimer_err_set(err, "cannot write image %s: out of memory; %s",
-			       path, ptimer_errno_hint(ENOMEM));
-		return ret;
+		ptimer_atomic_abort(&o.a);
+		ptimer_errf(err, ret, "cannot write image %s: out of memory; %s", path,
+			    ptimer_errno_hint(ENOMEM));
+		goto out;
 	}
 	out_message(&o, &head.base, PTIMER_IMG_MAX_HEAD);
 	free_head_threads(&head);
@@ -333,28 +223,17 @@ int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, u
 		out_message(&o, &e.base, PTIMER_IMG_MAX_ENTRY);
 	}
 	out_flush(&o);
-	if (!o.err && !(flags & PTIMER_IMG_NOSYNC) && fsync(o.fd))
-		o.err = errno;
-	if (close(o.fd) && !o.err)
-		o.err = errno;
-	if (!o.err && rename(tmp, path))
-		o.err = errno;
-	if (o.err) {
-		unlink(tmp);
-		if (o.err == EMSGSIZE)
-			ptimer_err_set(err, "cannot write image %s: an entry exceeds %u bytes "
-				       "(PTIMER_IMG_MAX_ENTRY); this is a ptimer bug, please report it",
-				       path, PTIMER_IMG_MAX_ENTRY);
-		else
-			ptimer_err_set(err, "cannot write image %s: %s; %s",
-				       path, strerror(o.err), ptimer_errno_hint(o.err));
-		free(o.buf);
-		return -o.err;
+	if (o.err == EMSGSIZE) {
+		ptimer_atomic_abort(&o.a);
+		ret = ptimer_errf(err, EMSGSIZE, "cannot write image %s: an entry exceeds %u bytes "
+				  "(PTIMER_IMG_MAX_ENTRY); this is a ptimer bug, please report it",
+				  path, PTIMER_IMG_MAX_ENTRY);
+		goto out;
 	}
-	if (!(flags & PTIMER_IMG_NOSYNC))
-		sync_parent_dir(path);
+	ret = ptimer_atomic_commit(&o.a, err);
+out:
 	free(o.buf);
-	return 0;
+	return ret;
 }
 
 /* ---- read --------------------------------------------------------------- */
@@ -362,75 +241,6 @@ int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, u
 /* Largest well-formed file: magic + head + PTIMER_IMG_MAX_TIMERS capped entries. */
 #define IMG_MAX_FILE	(4ull + PTIMER_IMG_MAX_HEAD + (1ull + PTIMER_IMG_MAX_TIMERS) * (4ull + PTIMER_IMG_MAX_ENTRY))
 
-static int read_whole(const char *path, uint8_t **bufp, size_t *sizep, struct ptimer_err *err)
-{
-	struct stat st;
-	uint8_t *buf = NULL;
-	size_t done = 0;
-	int fd, ret = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		ptimer_err_set(err, "cannot open image %s: %s; %s",
-			       path, strerror(-ret), ptimer_errno_hint(-ret));
-		return ret;
-	}
-	if (fstat(fd, &st)) {
-		ret = -errno;
-		ptimer_err_set(err, "cannot stat image %s: %s; %s",
-			       path, strerror(-ret), ptimer_errno_hint(-ret));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		ret = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-		ptimer_err_set(err, "cannot read image %s: not a regular file; name the image file", path);
-		goto out;
-	}
-	if ((uint64_t)st.st_size > IMG_MAX_FILE) {
-		ret = -EFBIG;
-		ptimer_err_set(err, "cannot read image %s: %lld bytes is more than any image of "
-			       "%u timers; not a ptimer image", path, (long long)st.st_size,
-			       PTIMER_IMG_MAX_TIMERS);
-		goto out;
-	}
-	/* +1 so a malloc(0) never happens and growth during the read is seen. */
-	buf = malloc(st.st_size + 1);
-	if (!buf) {
-		ret = -ENOMEM;
-		ptimer_err_set(err, "cannot read image %s: out of memory for %lld bytes; %s",
-			       path, (long long)st.st_size, ptimer_errno_hint(ENOMEM));
-		goto out;
-	}
-	for (;;) {
-		ssize_t n = read(fd, buf + done, st.st_size + 1 - done);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			ptimer_err_set(err, "cannot read image %s: %s; %s",
-				       path, strerror(-ret), ptimer_errno_hint(-ret));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		done += n;
-		if (done > (size_t)st.st_size) {
-			ret = -EAGAIN;
-			ptimer_err_set(err, "cannot read image %s: it grew while being read; "
-				       "wait for the dump to finish and retry", path);
-			goto out;
-		}
-	}
-	*bufp = buf;
-	*sizep = done;
-	buf = NULL;
-out:
-	free(buf);
-	close(fd);
-	return ret;
-}
 
 /*
  * The next length-prefixed entry at *off: 1 and (*msg, *len) when there is
@@ -448,21 +258,18 @@ static int next_entry(const char *path, const uint8_t *buf, size_t size, size_t 
 	if (left == 0)
 		return 0;
 	if (left < 4) {
-		ptimer_err_set(err, "%s: %s: truncated length word at offset %zu (%zu bytes left); "
-			       "the image is damaged, dump again", path, name, *off, left);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: %s: truncated length word at offset %zu (%zu bytes left); "
+				   "the image is damaged, dump again", path, name, *off, left);
 	}
 	l = get_le32(buf + *off);
 	if (l > max) {
-		ptimer_err_set(err, "%s: %s: entry length %" PRIu32 " at offset %zu exceeds %u bytes; "
-			       "the image is damaged, dump again", path, name, l, *off, max);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: %s: entry length %" PRIu32 " at offset %zu exceeds %u bytes; "
+				   "the image is damaged, dump again", path, name, l, *off, max);
 	}
 	if (l > left - 4) {
-		ptimer_err_set(err, "%s: %s: truncated entry at offset %zu: length %" PRIu32
-			       " but only %zu bytes follow; the image is damaged, dump again",
-			       path, name, *off, l, left - 4);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: %s: truncated entry at offset %zu: length %" PRIu32
+				   " but only %zu bytes follow; the image is damaged, dump again",
+				   path, name, *off, l, left - 4);
 	}
 	*msg = buf + *off + 4;
 	*len = l;
@@ -497,15 +304,13 @@ static int threads_from_head(const char *path, const PtimerHead *head, struct pt
 	if (!head->n_threads)
 		return 0;
 	if (head->n_threads > PTIMER_IMG_MAX_THREADS) {
-		ptimer_err_set(err, "%s: head: %zu threads exceed the limit %u; the image is damaged, "
-			       "dump again", path, head->n_threads, PTIMER_IMG_MAX_THREADS);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: head: %zu threads exceed the limit %u; the image is damaged, "
+				   "dump again", path, head->n_threads, PTIMER_IMG_MAX_THREADS);
 	}
 	img->threads = calloc(head->n_threads, sizeof(*img->threads));
 	if (!img->threads) {
-		ptimer_err_set(err, "%s: out of memory for %zu threads; %s", path, head->n_threads,
-			       ptimer_errno_hint(ENOMEM));
-		return -ENOMEM;
+		return ptimer_errf(err, ENOMEM, "%s: out of memory for %zu threads; %s", path, head->n_threads,
+				   ptimer_errno_hint(ENOMEM));
 	}
 	img->n_threads = head->n_threads;
 	for (i = 0; i < head->n_threads; i++) {
@@ -522,45 +327,42 @@ static int threads_from_head(const char *path, const PtimerHead *head, struct pt
 	return 0;
 }
 
-static int parse_image(const char *path, const uint8_t *buf, size_t size,
-		       struct ptimer_image *img, struct ptimer_err *err)
+/* The first four bytes: PTIMER_IMG_MAGIC. */
+static int check_magic(const char *path, const uint8_t *buf, size_t size, struct ptimer_err *err)
+{
+	uint32_t magic;
+
+	if (size == 0)
+		return ptimer_errf(err, EINVAL, "%s: empty file, not a ptimer image; dump again", path);
+	if (size < 4)
+		return ptimer_errf(err, EINVAL, "%s: %zu bytes, too short for the magic; not a ptimer image",
+				   path, size);
+	magic = get_le32(buf);
+	if (magic != PTIMER_IMG_MAGIC)
+		return ptimer_errf(err, EINVAL, "%s: bad magic 0x%08" PRIx32 ", expected 0x%08x; "
+				   "not a ptimer image", path, magic, PTIMER_IMG_MAGIC);
+	return 0;
+}
+
+/* The head entry at *off: version, pid, n_timers, criu_mode, threads. */
+static int parse_head(const char *path, const uint8_t *buf, size_t size, size_t *off,
+		      struct ptimer_image *img, struct ptimer_err *err)
 {
 	const uint8_t *msg;
-	uint32_t len, i, magic;
-	size_t off = 4, body;
 	PtimerHead *head;
-	char name[32];
+	uint32_t len;
 	int ret;
 
-	if (size == 0) {
-		ptimer_err_set(err, "%s: empty file, not a ptimer image; dump again", path);
-		return -EINVAL;
-	}
-	if (size < 4) {
-		ptimer_err_set(err, "%s: %zu bytes, too short for the magic; not a ptimer image",
-			       path, size);
-		return -EINVAL;
-	}
-	magic = get_le32(buf);
-	if (magic != PTIMER_IMG_MAGIC) {
-		ptimer_err_set(err, "%s: bad magic 0x%08" PRIx32 ", expected 0x%08x; "
-			       "not a ptimer image", path, magic, PTIMER_IMG_MAGIC);
-		return -EINVAL;
-	}
-	ret = next_entry(path, buf, size, &off, &msg, &len, "head", err);
-	if (ret == 0) {
-		ptimer_err_set(err, "%s: no head after the magic; the image is damaged, dump again",
-			       path);
-		return -EINVAL;
-	}
+	ret = next_entry(path, buf, size, off, &msg, &len, "head", err);
+	if (ret == 0)
+		return ptimer_errf(err, EINVAL, "%s: no head after the magic; the image is damaged, dump again",
+				   path);
 	if (ret < 0)
 		return ret;
 	head = ptimer_head__unpack(NULL, len, msg);
-	if (!head) {
-		ptimer_err_set(err, "%s: head at offset 4 is not a valid PtimerHead protobuf; "
-			       "the image is damaged, dump again", path);
-		return -EINVAL;
-	}
+	if (!head)
+		return ptimer_errf(err, EINVAL, "%s: head at offset 4 is not a valid PtimerHead protobuf; "
+				   "the image is damaged, dump again", path);
 	img->version = head->version;
 	img->pid = head->pid;
 	img->n_timers = head->n_timers;
@@ -570,75 +372,102 @@ static int parse_image(const char *path, const uint8_t *buf, size_t size,
 	if (ret)
 		return ret;
 	/* Newer writers only add optional fields, so any version >= 1 is readable. */
-	if (img->version == 0) {
-		ptimer_err_set(err, "%s: head: version 0 is not a valid image version; dump again",
-			       path);
-		return -EINVAL;
-	}
-	if (img->n_timers > PTIMER_IMG_MAX_TIMERS) {
-		ptimer_err_set(err, "%s: head: n_timers %" PRIu32 " exceeds the limit %u; "
-			       "the image is damaged, dump again", path, img->n_timers,
-			       PTIMER_IMG_MAX_TIMERS);
-		return -EINVAL;
-	}
+	if (img->version == 0)
+		return ptimer_errf(err, EINVAL, "%s: head: version 0 is not a valid image version; dump again",
+				   path);
+	if (img->n_timers > PTIMER_IMG_MAX_TIMERS)
+		return ptimer_errf(err, EINVAL, "%s: head: n_timers %" PRIu32 " exceeds the limit %u; "
+				   "the image is damaged, dump again", path, img->n_timers,
+				   PTIMER_IMG_MAX_TIMERS);
+	return 0;
+}
 
-	/* First only the framing, so the count is checked before any allocation. */
-	body = off;
-	for (i = 0; i < img->n_timers; i++) {
+/*
+ * Only the framing of the n_timers entries from off, so that the count is
+ * checked before any allocation: exactly that many, nothing after them.
+ */
+static int check_framing(const char *path, const uint8_t *buf, size_t size, size_t off, uint32_t n_timers,
+			 struct ptimer_err *err)
+{
+	const uint8_t *msg;
+	uint32_t len;
+	char name[32];
+	int ret;
+
+	for (uint32_t i = 0; i < n_timers; i++) {
 		snprintf(name, sizeof(name), "timer %" PRIu32, i);
 		ret = next_entry(path, buf, size, &off, &msg, &len, name, err);
 		if (ret < 0)
 			return ret;
-		if (ret == 0) {
-			ptimer_err_set(err, "%s: head says %" PRIu32 " timers but the file holds %"
-				       PRIu32 "; the image is damaged, dump again",
-				       path, img->n_timers, i);
-			return -EINVAL;
-		}
+		if (ret == 0)
+			return ptimer_errf(err, EINVAL, "%s: head says %" PRIu32 " timers but the file holds %"
+					   PRIu32 "; the image is damaged, dump again", path, n_timers, i);
 	}
-	if (off != size) {
-		ptimer_err_set(err, "%s: %zu trailing bytes at offset %zu after the %" PRIu32
-			       " timers the head announces; the image is damaged, dump again",
-			       path, size - off, off, img->n_timers);
-		return -EINVAL;
-	}
+	if (off != size)
+		return ptimer_errf(err, EINVAL, "%s: %zu trailing bytes at offset %zu after the %" PRIu32
+				   " timers the head announces; the image is damaged, dump again",
+				   path, size - off, off, n_timers);
+	return 0;
+}
+
+/* The n_timers entries from off (framing checked) into img->timers. */
+static int parse_timers(const char *path, const uint8_t *buf, size_t size, size_t off,
+			struct ptimer_image *img, struct ptimer_err *err)
+{
+	const uint8_t *msg;
+	uint32_t len;
 
 	img->timers = calloc(img->n_timers ? img->n_timers : 1, sizeof(*img->timers));
-	if (!img->timers) {
-		ptimer_err_set(err, "%s: out of memory for %" PRIu32 " timers; %s",
-			       path, img->n_timers, ptimer_errno_hint(ENOMEM));
-		return -ENOMEM;
-	}
-	off = body;
-	for (i = 0; i < img->n_timers; i++) {
+	if (!img->timers)
+		return ptimer_errf(err, ENOMEM, "%s: out of memory for %" PRIu32 " timers; %s",
+				   path, img->n_timers, ptimer_errno_hint(ENOMEM));
+	for (uint32_t i = 0; i < img->n_timers; i++) {
 		size_t at = off;
 		PtimerEntry *e;
 
 		next_entry(path, buf, size, &off, &msg, &len, "timer", err);
 		e = ptimer_entry__unpack(NULL, len, msg);
-		if (!e) {
-			ptimer_err_set(err, "%s: timer %" PRIu32 ": entry at offset %zu is not a "
-				       "valid PtimerEntry protobuf; the image is damaged, dump again",
-				       path, i, at);
-			return -EINVAL;
-		}
+		if (!e)
+			return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 ": entry at offset %zu is not a "
+					   "valid PtimerEntry protobuf; the image is damaged, dump again",
+					   path, i, at);
 		timer_from_entry(&img->timers[i], e);
 		ptimer_entry__free_unpacked(e, NULL);
 	}
-	return ptimer_image_validate(img, path, err);
+	return 0;
+}
+
+/* magic, head, the timers' framing, the timers, then every field's check. */
+static int parse_image(const char *path, const uint8_t *buf, size_t size,
+		       struct ptimer_image *img, struct ptimer_err *err)
+{
+	size_t off = 4;
+	int ret;
+
+	ret = check_magic(path, buf, size, err);
+	if (!ret)
+		ret = parse_head(path, buf, size, &off, img, err);
+	if (!ret)
+		ret = check_framing(path, buf, size, off, img->n_timers, err);
+	if (!ret)
+		ret = parse_timers(path, buf, size, off, img, err);
+	if (!ret)
+		ret = ptimer_image_validate(img, path, err);
+	return ret;
 }
 
 int ptimer_image_read(const char *path, struct ptimer_image *img, struct ptimer_err *err)
 {
-	uint8_t *buf = NULL;
+	char *buf = NULL;
 	size_t size = 0;
 	int ret;
 
 	memset(img, 0, sizeof(*img));
-	ret = read_whole(path, &buf, &size, err);
+	ret = ptimer_file_read(path, "image", IMG_MAX_FILE, PTIMER_FILE_REGULAR | PTIMER_FILE_HINT, &buf,
+			       &size, err);
 	if (ret)
 		return ret;
-	ret = parse_image(path, buf, size, img, err);
+	ret = parse_image(path, (const uint8_t *)buf, size, img, err);
 	free(buf);
 	if (ret)
 		ptimer_image_free(img);
@@ -684,15 +513,13 @@ int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct pt
 
 	if (pid > 0) {
 		if (ptimer_image_path(buf, len, dir, pid)) {
-			ptimer_err_set(err, "image path for pid %d in %s is too long; %s",
-				       pid, dir, ptimer_errno_hint(ENAMETOOLONG));
-			return -ENAMETOOLONG;
+			return ptimer_errf(err, ENAMETOOLONG, "image path for pid %d in %s is too long; %s",
+					   pid, dir, ptimer_errno_hint(ENAMETOOLONG));
 		}
 		if (stat(buf, &st) || !S_ISREG(st.st_mode)) {
-			ptimer_err_set(err, "no image for pid %d: %s is missing; check the directory "
-				       "and the pid (as seen inside the dumped process's namespace)",
-				       pid, buf);
-			return -ENOENT;
+			return ptimer_errf(err, ENOENT, "no image for pid %d: %s is missing; check the directory "
+					   "and the pid (as seen inside the dumped process's namespace)",
+					   pid, buf);
 		}
 		return 0;
 	}
@@ -701,9 +528,8 @@ int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct pt
 	if (!d) {
 		int e = errno;
 
-		ptimer_err_set(err, "cannot open image directory %s: %s; %s",
-			       dir, strerror(e), ptimer_errno_hint(e));
-		return -e;
+		return ptimer_errf(err, e, "cannot open image directory %s: %s; %s",
+				   dir, strerror(e), ptimer_errno_hint(e));
 	}
 	while ((de = readdir(d))) {
 		int p = image_name_pid(de->d_name);
@@ -718,20 +544,17 @@ int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct pt
 	closedir(d);
 
 	if (n == 0) {
-		ptimer_err_set(err, "no " IMG_PREFIX "<pid>" IMG_SUFFIX " image in %s; "
-			       "check the directory", dir);
-		return -ENOENT;
+		return ptimer_errf(err, ENOENT, "no " IMG_PREFIX "<pid>" IMG_SUFFIX " image in %s; "
+				   "check the directory", dir);
 	}
 	if (n > 1) {
-		ptimer_err_set(err, "%d images in %s (" IMG_PREFIX "%d" IMG_SUFFIX ", "
-			       IMG_PREFIX "%d" IMG_SUFFIX "%s); pass the pid (--image-pid) to choose one",
-			       n, dir, found, second, n > 2 ? ", ..." : "");
-		return -EEXIST;
+		return ptimer_errf(err, EEXIST, "%d images in %s (" IMG_PREFIX "%d" IMG_SUFFIX ", "
+				   IMG_PREFIX "%d" IMG_SUFFIX "%s); pass the pid (--image-pid) to choose one",
+				   n, dir, found, second, n > 2 ? ", ..." : "");
 	}
 	if (ptimer_image_path(buf, len, dir, found)) {
-		ptimer_err_set(err, "image path for pid %d in %s is too long; %s",
-			       found, dir, ptimer_errno_hint(ENAMETOOLONG));
-		return -ENAMETOOLONG;
+		return ptimer_errf(err, ENAMETOOLONG, "image path for pid %d in %s is too long; %s",
+				   found, dir, ptimer_errno_hint(ENAMETOOLONG));
 	}
 	return 0;
 }

@@ -18,7 +18,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "../restorer/abi.h"
+#include "lib/err.h"
+#include "restorer/abi.h"
 
 #define PTIMER_IMG_MAGIC	0x54494d52u	/* "RMIT" on disk, LE */
 #define PTIMER_IMG_VERSION	1u
@@ -70,11 +71,6 @@ struct ptimer_image {
 	struct ptimer_thread *threads;	/* malloc'ed, n_threads */
 };
 
-/* Error text: one line, names the file, the timer and the field. */
-struct ptimer_err {
-	char msg[512];
-};
-
 /*
  * ptimer_image_path - "DIR/ptimers-PID.img" into buf (len bytes, NUL
  * included).  Returns 0, or -ENAMETOOLONG when it does not fit.
@@ -104,7 +100,7 @@ int ptimer_image_validate(const struct ptimer_image *img, const char *what, stru
 
 /*
  * ptimer_image_write - validate, then write img to path atomically: a
- * temporary file "DIR/.ptimers-PID.img.*" (ptimer_image_create_temp, mode
+ * temporary file "DIR/.ptimers-PID.img.*" (ptimer_file_create_temp, mode
  * 0644 less the umask, as criu creates its own images) in the same
  * directory, fsync, rename(2) over path, then a best-effort fsync of
  * the directory.  Writes version PTIMER_IMG_VERSION whatever img->version.
@@ -130,17 +126,6 @@ int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, u
 			     struct ptimer_err *err);
 
 /*
- * ptimer_image_create_temp - create a new, empty file beside path, named
- * "DIR/.BASE.PID.RANDOM" (same directory, so that rename(2) over path is
- * atomic), with open(O_CREAT | O_EXCL, mode): the umask and a default ACL of
- * DIR apply as they do to a file criu creates with open(2) (criu/image.c).
- * tmp (len bytes) receives the name.  Returns the fd (O_WRONLY, O_CLOEXEC),
- * or -ENAMETOOLONG, -EEXIST (100 names taken), -errno of open(2) (-EACCES,
- * -EROFS, -ENOENT, -ENOSPC...).
- */
-int ptimer_image_create_temp(const char *path, mode_t mode, char *tmp, size_t len);
-
-/*
  * ptimer_image_read - read and fully validate path into img (caller frees
  * with ptimer_image_free; on failure img is empty and need not be freed).
  * Refuses a bad magic, a truncated or oversized (> PTIMER_IMG_MAX_ENTRY)
@@ -162,6 +147,10 @@ int ptimer_image_read(const char *path, struct ptimer_image *img, struct ptimer_
  * opendir; err->msg set.
  */
 int ptimer_image_find(const char *dir, int pid, char *buf, size_t len, struct ptimer_err *err);
+
+/* ptimer_timer_cmp_id - qsort(3)/bsearch(3) order of struct ptimer_timer by
+ * timer_id, ascending. */
+int ptimer_timer_cmp_id(const void *a, const void *b);
 
 /* ptimer_image_free - free img->timers, img->threads and zero *img; NULL or
  * empty is fine. */

@@ -21,7 +21,8 @@
 
 #include <json-c/json.h>
 
-#include "image_int.h"
+#include "images/image.h"
+#include "lib/file.h"
 
 #define JSON_MAX_FILE	(1u << 31)	/* bytes; ~8x a PTIMER_IMG_MAX_TIMERS image */
 #define JSON_FIX	"fix the JSON file"
@@ -84,9 +85,8 @@ int ptimer_image_to_json(const struct ptimer_image *img, FILE *out, struct ptime
 		json_object_put(root);
 		json_object_put(timers);
 		json_object_put(threads);
-		ptimer_err_set(err, "cannot build JSON for pid %" PRId32 ": out of memory; %s",
-			       img->pid, ptimer_errno_hint(ENOMEM));
-		return -ENOMEM;
+		return ptimer_errf(err, ENOMEM, "cannot build JSON for pid %" PRId32 ": out of memory; %s",
+				   img->pid, ptimer_errno_hint(ENOMEM));
 	}
 	json_object_object_add(root, "version",
 			       json_object_new_int64(img->version ? img->version : PTIMER_IMG_VERSION));
@@ -102,13 +102,13 @@ int ptimer_image_to_json(const struct ptimer_image *img, FILE *out, struct ptime
 	s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
 					   JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (!s) {
-		ret = -ENOMEM;
-		ptimer_err_set(err, "cannot format JSON for pid %" PRId32 ": out of memory; %s",
-			       img->pid, ptimer_errno_hint(ENOMEM));
+		ret = ptimer_errf(err, ENOMEM, "cannot format JSON for pid %" PRId32 ": out of memory; %s",
+				  img->pid, ptimer_errno_hint(ENOMEM));
 	} else if (fputs(s, out) == EOF || fputc('\n', out) == EOF || fflush(out) == EOF) {
-		ret = errno ? -errno : -EIO;
-		ptimer_err_set(err, "cannot write JSON for pid %" PRId32 ": %s; %s",
-			       img->pid, strerror(-ret), ptimer_errno_hint(-ret));
+		int e = errno ? errno : EIO;
+
+		ret = ptimer_errf(err, e, "cannot write JSON for pid %" PRId32 ": %s; %s",
+				  img->pid, strerror(e), ptimer_errno_hint(e));
 	}
 	json_object_put(root);
 	return ret;
@@ -131,63 +131,6 @@ static unsigned line_of(const struct jctx *c, size_t off)
 	for (i = 0; i < off && i < c->len; i++)
 		line += c->buf[i] == '\n';
 	return line;
-}
-
-static int read_json_file(const char *path, char **bufp, size_t *lenp, struct ptimer_err *err)
-{
-	size_t cap = 0, len = 0;
-	char *buf = NULL;
-	FILE *f;
-	int ret = 0;
-
-	f = fopen(path, "re");
-	if (!f) {
-		ret = -errno;
-		ptimer_err_set(err, "cannot open JSON file %s: %s; %s",
-			       path, strerror(-ret), ptimer_errno_hint(-ret));
-		return ret;
-	}
-	for (;;) {
-		size_t n;
-
-		if (len + 1 >= cap) {
-			char *nb;
-
-			cap = cap ? cap * 2 : 64 * 1024;
-			if (cap > JSON_MAX_FILE) {
-				ret = -EFBIG;
-				ptimer_err_set(err, "cannot read JSON file %s: larger than %u bytes; "
-					       "not a ptimer image", path, JSON_MAX_FILE);
-				goto out;
-			}
-			nb = realloc(buf, cap);
-			if (!nb) {
-				ret = -ENOMEM;
-				ptimer_err_set(err, "cannot read JSON file %s: out of memory; %s",
-					       path, ptimer_errno_hint(ENOMEM));
-				goto out;
-			}
-			buf = nb;
-		}
-		n = fread(buf + len, 1, cap - 1 - len, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		ret = errno ? -errno : -EIO;
-		ptimer_err_set(err, "cannot read JSON file %s: %s; %s",
-			       path, strerror(-ret), ptimer_errno_hint(-ret));
-		goto out;
-	}
-	buf[len] = '\0';
-	*bufp = buf;
-	*lenp = len;
-	buf = NULL;
-out:
-	free(buf);
-	fclose(f);
-	return ret;
 }
 
 /*
@@ -226,10 +169,9 @@ static int check_int_literal(const struct jctx *c, size_t start, size_t end)
 		bad = errno == ERANGE;
 	}
 	if (bad) {
-		ptimer_err_set(c->err, "%s: line %u: integer %.*s%s does not fit in 64 bits; " JSON_FIX,
-			       c->path, line_of(c, start), n > 40 ? 40 : (int)n, c->buf + start,
-			       n > 40 ? "..." : "");
-		return -EINVAL;
+		return ptimer_errf(c->err, EINVAL, "%s: line %u: integer %.*s%s does not fit in 64 bits; " JSON_FIX,
+				   c->path, line_of(c, start), n > 40 ? 40 : (int)n, c->buf + start,
+				   n > 40 ? "..." : "");
 	}
 	return 0;
 }
@@ -239,16 +181,14 @@ static int check_key(const struct jctx *c, struct lex_frame *f, size_t off, size
 	unsigned i;
 
 	if (memchr(c->buf + off, '\\', len)) {
-		ptimer_err_set(c->err, "%s: line %u: key \"%.*s\" contains an escape; write keys "
-			       "plainly; " JSON_FIX, c->path, line_of(c, off), (int)len, c->buf + off);
-		return -EINVAL;
+		return ptimer_errf(c->err, EINVAL, "%s: line %u: key \"%.*s\" contains an escape; write keys "
+				   "plainly; " JSON_FIX, c->path, line_of(c, off), (int)len, c->buf + off);
 	}
 	for (i = 0; i < f->nkeys; i++) {
 		if (f->key_len[i] == len && !memcmp(c->buf + f->key_off[i], c->buf + off, len)) {
-			ptimer_err_set(c->err, "%s: line %u: key \"%.*s\" appears twice in one object "
-				       "(first on line %u); " JSON_FIX, c->path, line_of(c, off),
-				       (int)len, c->buf + off, line_of(c, f->key_off[i]));
-			return -EINVAL;
+			return ptimer_errf(c->err, EINVAL, "%s: line %u: key \"%.*s\" appears twice in one object "
+					   "(first on line %u); " JSON_FIX, c->path, line_of(c, off),
+					   (int)len, c->buf + off, line_of(c, f->key_off[i]));
 		}
 	}
 	if (f->nkeys < LEX_KEYS) {
@@ -268,8 +208,7 @@ static int lex_check(const struct jctx *c)
 	size_t i = 0;
 
 	if (!st) {
-		ptimer_err_set(c->err, "%s: out of memory; %s", c->path, ptimer_errno_hint(ENOMEM));
-		return -ENOMEM;
+		return ptimer_errf(c->err, ENOMEM, "%s: out of memory; %s", c->path, ptimer_errno_hint(ENOMEM));
 	}
 	while (i < c->len && !ret) {
 		char ch = c->buf[i];
@@ -353,8 +292,7 @@ static int value_error(const struct jctx *c, const struct jwhere *w, const char 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	ptimer_err_set(c->err, "%s: %s: %s; " JSON_FIX, c->path, where, what);
-	return -EINVAL;
+	return ptimer_errf(c->err, EINVAL, "%s: %s: %s; " JSON_FIX, c->path, where, what);
 }
 
 static int get_integer(const struct jctx *c, const struct jwhere *w, const char *key,
@@ -551,9 +489,8 @@ static int parse_timers(const struct jctx *c, json_object *v, struct ptimer_imag
 				   n, PTIMER_IMG_MAX_TIMERS);
 	img->timers = calloc(n ? n : 1, sizeof(*img->timers));
 	if (!img->timers) {
-		ptimer_err_set(c->err, "%s: out of memory for %zu timers; %s",
-			       c->path, n, ptimer_errno_hint(ENOMEM));
-		return -ENOMEM;
+		return ptimer_errf(c->err, ENOMEM, "%s: out of memory for %zu timers; %s",
+				   c->path, n, ptimer_errno_hint(ENOMEM));
 	}
 	img->n_timers = n;
 	for (i = 0; i < n; i++) {
@@ -561,9 +498,8 @@ static int parse_timers(const struct jctx *c, json_object *v, struct ptimer_imag
 
 		w.timer = i;
 		if (!json_object_is_type(t, json_type_object)) {
-			ptimer_err_set(c->err, "%s: timer %zu: expected an object, got %s; " JSON_FIX,
-				       c->path, i, json_type_to_name(json_object_get_type(t)));
-			return -EINVAL;
+			return ptimer_errf(c->err, EINVAL, "%s: timer %zu: expected an object, got %s; " JSON_FIX,
+					   c->path, i, json_type_to_name(json_object_get_type(t)));
 		}
 		ret = parse_fields(c, &w, t, timer_keys,
 				   sizeof(timer_keys) / sizeof(timer_keys[0]), &img->timers[i]);
@@ -653,9 +589,8 @@ static int parse_threads(const struct jctx *c, json_object *v, struct ptimer_ima
 		return 0;
 	img->threads = calloc(n, sizeof(*img->threads));
 	if (!img->threads) {
-		ptimer_err_set(c->err, "%s: out of memory for %zu threads; %s",
-			       c->path, n, ptimer_errno_hint(ENOMEM));
-		return -ENOMEM;
+		return ptimer_errf(c->err, ENOMEM, "%s: out of memory for %zu threads; %s",
+				   c->path, n, ptimer_errno_hint(ENOMEM));
 	}
 	img->n_threads = n;
 	for (i = 0; i < n; i++) {
@@ -663,9 +598,8 @@ static int parse_threads(const struct jctx *c, json_object *v, struct ptimer_ima
 
 		w.timer = i;
 		if (!json_object_is_type(t, json_type_object)) {
-			ptimer_err_set(c->err, "%s: thread %zu: expected an object, got %s; " JSON_FIX,
-				       c->path, i, json_type_to_name(json_object_get_type(t)));
-			return -EINVAL;
+			return ptimer_errf(c->err, EINVAL, "%s: thread %zu: expected an object, got %s; " JSON_FIX,
+					   c->path, i, json_type_to_name(json_object_get_type(t)));
 		}
 		ret = parse_thread(c, &w, t, &img->threads[i]);
 		if (ret)
@@ -698,9 +632,8 @@ static int parse_top(const struct jctx *c, json_object *root, struct ptimer_imag
 	int ret;
 
 	if (!json_object_is_type(root, json_type_object)) {
-		ptimer_err_set(c->err, "%s: expected a JSON object at the top, got %s; " JSON_FIX,
-			       c->path, json_type_to_name(json_object_get_type(root)));
-		return -EINVAL;
+		return ptimer_errf(c->err, EINVAL, "%s: expected a JSON object at the top, got %s; " JSON_FIX,
+				   c->path, json_type_to_name(json_object_get_type(root)));
 	}
 	for (i = 0; i < N_TOP_KEYS; i++)
 		req[i] = top_keys[i].required;
@@ -729,7 +662,7 @@ int ptimer_image_from_json(const char *path, struct ptimer_image *img, struct pt
 	int ret;
 
 	memset(img, 0, sizeof(*img));
-	ret = read_json_file(path, &buf, &c.len, err);
+	ret = ptimer_file_read(path, "JSON file", JSON_MAX_FILE, PTIMER_FILE_HINT, &buf, &c.len, err);
 	if (ret)
 		return ret;
 	c.buf = buf;
@@ -739,8 +672,7 @@ int ptimer_image_from_json(const char *path, struct ptimer_image *img, struct pt
 
 	tok = json_tokener_new();
 	if (!tok) {
-		ret = -ENOMEM;
-		ptimer_err_set(err, "%s: out of memory; %s", path, ptimer_errno_hint(ENOMEM));
+		ret = ptimer_errf(err, ENOMEM, "%s: out of memory; %s", path, ptimer_errno_hint(ENOMEM));
 		goto out;
 	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
@@ -749,20 +681,18 @@ int ptimer_image_from_json(const char *path, struct ptimer_image *img, struct pt
 		enum json_tokener_error e = json_tokener_get_error(tok);
 		size_t at = json_tokener_get_parse_end(tok);
 
-		ret = -EINVAL;
 		if (e == json_tokener_continue || e == json_tokener_success)
-			ptimer_err_set(err, "%s: line %u: unexpected end of JSON; " JSON_FIX,
-				       path, line_of(&c, c.len));
+			ret = ptimer_errf(err, EINVAL, "%s: line %u: unexpected end of JSON; " JSON_FIX,
+					  path, line_of(&c, c.len));
 		else
-			ptimer_err_set(err, "%s: line %u: invalid JSON: %s; " JSON_FIX,
-				       path, line_of(&c, at), json_tokener_error_desc(e));
+			ret = ptimer_errf(err, EINVAL, "%s: line %u: invalid JSON: %s; " JSON_FIX,
+					  path, line_of(&c, at), json_tokener_error_desc(e));
 		goto out;
 	}
 	/* A NUL byte ends json-c's parse early; the rest of the file would be ignored. */
 	if (json_tokener_get_parse_end(tok) != c.len) {
-		ret = -EINVAL;
-		ptimer_err_set(err, "%s: line %u: unexpected content after the JSON object; " JSON_FIX,
-			       path, line_of(&c, json_tokener_get_parse_end(tok)));
+		ret = ptimer_errf(err, EINVAL, "%s: line %u: unexpected content after the JSON object; " JSON_FIX,
+				  path, line_of(&c, json_tokener_get_parse_end(tok)));
 		goto out;
 	}
 	ret = parse_top(&c, root, img);

@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "image_int.h"
+#include "images/image.h"
 
 /* uapi/linux/time.h */
 static const char *const clock_names[] = {

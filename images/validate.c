@@ -33,7 +33,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "image_int.h"
+#include "images/image.h"
+#include "lib/cmp.h"
 
 #define NSEC_MAX	999999999LL
 #define SIGNO_MAX	64		/* SIGRTMAX on Linux, uapi/asm-generic/signal.h _NSIG */
@@ -87,20 +88,17 @@ static int check_ts(const struct ptimer_ts *ts, const char *name, const char *wh
 		    uint32_t idx, int32_t id, struct ptimer_err *err)
 {
 	if (ts->sec < 0) {
-		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): %s.sec %" PRId64
-			       " is negative", what, idx, id, name, ts->sec);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): %s.sec %" PRId64
+				   " is negative", what, idx, id, name, ts->sec);
 	}
 	if (ts->nsec < 0 || ts->nsec > NSEC_MAX) {
-		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): %s.nsec %" PRId64
-			       " out of range 0..999999999", what, idx, id, name, ts->nsec);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): %s.nsec %" PRId64
+				   " out of range 0..999999999", what, idx, id, name, ts->nsec);
 	}
 	if (ts->sec > (KTIME_MAX_NS - ts->nsec) / NSEC_PER_SEC) {
-		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): %s %" PRId64 ".%09" PRId64
-			       " s is beyond KTIME_MAX (9223372036.854775807 s), the most a kernel timer "
-			       "holds: the kernel would clamp it", what, idx, id, name, ts->sec, ts->nsec);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): %s %" PRId64 ".%09" PRId64
+				   " s is beyond KTIME_MAX (9223372036.854775807 s), the most a kernel timer "
+				   "holds: the kernel would clamp it", what, idx, id, name, ts->sec, ts->nsec);
 	}
 	return 0;
 }
@@ -112,40 +110,34 @@ static int check_timer(const struct ptimer_timer *t, uint32_t i, const char *wha
 	int ret;
 
 	if (id < 0) {
-		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): timer_id %" PRId32
-			       " out of range 0..%d", what, i, id, id, PTIMER_ID_MAX);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): timer_id %" PRId32
+				   " out of range 0..%d", what, i, id, id, PTIMER_ID_MAX);
 	}
 	if (!clock_can_have_timer(t->clock_id)) {
-		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): clock_id %" PRId32
-			       " is not a clock the kernel can have a timer on"
-			       " (0,1,2,3,7,8,9,11 or a CPU clock)", what, i, id, t->clock_id);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): clock_id %" PRId32
+				   " is not a clock the kernel can have a timer on"
+				   " (0,1,2,3,7,8,9,11 or a CPU clock)", what, i, id, t->clock_id);
 	}
 	if (!notify_is_valid(t->sigev_notify)) {
-		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): sigev_notify %" PRId32
-			       " is not SIGNAL 0, NONE 1, THREAD 2 or THREAD_ID 4",
-			       what, i, id, t->sigev_notify);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): sigev_notify %" PRId32
+				   " is not SIGNAL 0, NONE 1, THREAD 2 or THREAD_ID 4",
+				   what, i, id, t->sigev_notify);
 	}
 	/* good_sigevent(): SIGEV_NONE keeps any sigev_signo, verbatim */
 	if (t->sigev_notify != PTIMER_SIGEV_NONE && (t->signo < 1 || t->signo > SIGNO_MAX)) {
-		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): signo %" PRId32
-			       " out of range 1..%d for sigev_notify %s", what, i, id, t->signo,
-			       SIGNO_MAX, ptimer_notify_name(t->sigev_notify));
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): signo %" PRId32
+				   " out of range 1..%d for sigev_notify %s", what, i, id, t->signo,
+				   SIGNO_MAX, ptimer_notify_name(t->sigev_notify));
 	}
 	if (t->sigev_notify & PTIMER_SIGEV_THREAD_ID) {
 		if (t->notify_tid <= 0) {
-			ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): notify_tid %"
-				       PRId32 " must be > 0 for sigev_notify thread_id",
-				       what, i, id, t->notify_tid);
-			return -EINVAL;
+			return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): notify_tid %"
+					   PRId32 " must be > 0 for sigev_notify thread_id",
+					   what, i, id, t->notify_tid);
 		}
 	} else if (t->notify_tid < 0) {
-		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): notify_tid %" PRId32
-			       " is negative", what, i, id, t->notify_tid);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): notify_tid %" PRId32
+				   " is negative", what, i, id, t->notify_tid);
 	}
 	ret = check_ts(&t->it_value, "it_value", what, i, id, err);
 	if (ret)
@@ -157,31 +149,26 @@ static int check_timer(const struct ptimer_timer *t, uint32_t i, const char *wha
 	 * alike: test/unit/test_kernel_table.c) */
 	if (!t->it_value.sec && !t->it_value.nsec &&
 	    (t->it_interval.sec || t->it_interval.nsec)) {
-		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): it_interval %" PRId64 ".%09" PRId64
-			       " s on a disarmed timer (it_value 0): the kernel keeps no interval then "
-			       "(common_timer_set()); set it_interval to 0 or arm it", what, i, id,
-			       t->it_interval.sec, t->it_interval.nsec);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): it_interval %" PRId64 ".%09" PRId64
+				   " s on a disarmed timer (it_value 0): the kernel keeps no interval then "
+				   "(common_timer_set()); set it_interval to 0 or arm it", what, i, id,
+				   t->it_interval.sec, t->it_interval.nsec);
 	}
 	if (t->pending != 0 && t->pending != 1) {
-		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): pending %" PRId32 " is not 0 or 1 "
-			       "(a timer has one signal of its own to queue)", what, i, id, t->pending);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): pending %" PRId32 " is not 0 or 1 "
+				   "(a timer has one signal of its own to queue)", what, i, id, t->pending);
 	}
 	if (t->pending && t->sigev_notify == PTIMER_SIGEV_NONE) {
-		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): pending expiry on a SIGEV_NONE "
-			       "timer, which never queues a signal", what, i, id);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): pending expiry on a SIGEV_NONE "
+				   "timer, which never queues a signal", what, i, id);
 	}
 	if (t->pending_overrun < 0) {
-		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): pending_overrun %" PRId32
-			       " is negative", what, i, id, t->pending_overrun);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): pending_overrun %" PRId32
+				   " is negative", what, i, id, t->pending_overrun);
 	}
 	if (t->overrun < 0) {
-		ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): overrun %" PRId32
-			       " is negative", what, i, id, t->overrun);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): overrun %" PRId32
+				   " is negative", what, i, id, t->overrun);
 	}
 	return 0;
 }
@@ -190,6 +177,13 @@ struct id_at {
 	int32_t id;
 	uint32_t idx;
 };
+
+int ptimer_timer_cmp_id(const void *a, const void *b)
+{
+	const struct ptimer_timer *x = a, *y = b;
+
+	return (x->timer_id > y->timer_id) - (x->timer_id < y->timer_id);
+}
 
 static int cmp_id_at(const void *a, const void *b)
 {
@@ -216,9 +210,8 @@ static int check_unique_ids(const struct ptimer_image *img, const char *what,
 		return 0;
 	v = malloc(sizeof(*v) * img->n_timers);
 	if (!v) {
-		ptimer_err_set(err, "%s: cannot check %" PRIu32 " timer IDs for duplicates: %s",
-			       what, img->n_timers, "out of memory");
-		return -ENOMEM;
+		return ptimer_errf(err, ENOMEM, "%s: cannot check %" PRIu32 " timer IDs for duplicates: %s",
+				   what, img->n_timers, "out of memory");
 	}
 	for (i = 0; i < img->n_timers; i++) {
 		v[i].id = img->timers[i].timer_id;
@@ -227,10 +220,9 @@ static int check_unique_ids(const struct ptimer_image *img, const char *what,
 	qsort(v, img->n_timers, sizeof(*v), cmp_id_at);
 	for (i = 1; i < img->n_timers; i++) {
 		if (v[i].id == v[i - 1].id) {
-			ptimer_err_set(err, "%s: timer %" PRIu32 " (id %" PRId32 "): timer_id %"
-				       PRId32 " duplicates timer %" PRIu32 " (id %" PRId32 ")",
-				       what, v[i].idx, v[i].id, v[i].id, v[i - 1].idx, v[i - 1].id);
-			ret = -EINVAL;
+			ret = ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): timer_id %"
+					  PRId32 " duplicates timer %" PRIu32 " (id %" PRId32 ")",
+					  what, v[i].idx, v[i].id, v[i].id, v[i - 1].idx, v[i - 1].id);
 			break;
 		}
 	}
@@ -243,51 +235,37 @@ static int check_thread(const struct ptimer_thread *t, uint32_t i, const char *w
 			struct ptimer_err *err)
 {
 	if (t->tid <= 0) {
-		ptimer_err_set(err, "%s: thread %" PRIu32 ": tid %" PRId32 " must be > 0", what, i, t->tid);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: thread %" PRIu32 ": tid %" PRId32 " must be > 0", what, i, t->tid);
 	}
 	if (t->rseq_abi_size == 0 && (t->rseq_abi_pointer || t->rseq_signature)) {
-		ptimer_err_set(err, "%s: thread %" PRIu32 " (tid %" PRId32 "): rseq abi_size 0 (no "
-			       "registration) but abi_pointer 0x%" PRIx64 " / signature 0x%" PRIx32,
-			       what, i, t->tid, t->rseq_abi_pointer, t->rseq_signature);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: thread %" PRIu32 " (tid %" PRId32 "): rseq abi_size 0 (no "
+				   "registration) but abi_pointer 0x%" PRIx64 " / signature 0x%" PRIx32,
+				   what, i, t->tid, t->rseq_abi_pointer, t->rseq_signature);
 	}
 	if (t->rseq_abi_size &&
 	    (t->rseq_abi_size < PTIMER_RSEQ_MIN_SIZE || t->rseq_abi_size > PTIMER_RSEQ_MAX_SIZE)) {
-		ptimer_err_set(err, "%s: thread %" PRIu32 " (tid %" PRId32 "): rseq abi_size %" PRIu32
-			       " must be 0 or %u..%u", what, i, t->tid, t->rseq_abi_size,
-			       PTIMER_RSEQ_MIN_SIZE, PTIMER_RSEQ_MAX_SIZE);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: thread %" PRIu32 " (tid %" PRId32 "): rseq abi_size %" PRIu32
+				   " must be 0 or %u..%u", what, i, t->tid, t->rseq_abi_size,
+				   PTIMER_RSEQ_MIN_SIZE, PTIMER_RSEQ_MAX_SIZE);
 	}
 	if (t->rseq_abi_size && !t->rseq_abi_pointer) {
-		ptimer_err_set(err, "%s: thread %" PRIu32 " (tid %" PRId32 "): rseq abi_pointer 0 with "
-			       "abi_size %" PRIu32, what, i, t->tid, t->rseq_abi_size);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: thread %" PRIu32 " (tid %" PRId32 "): rseq abi_pointer 0 with "
+				   "abi_size %" PRIu32, what, i, t->tid, t->rseq_abi_size);
 	}
 	if (t->slice_ext > PTIMER_SLICE_EXT_ENABLED) {
-		ptimer_err_set(err, "%s: thread %" PRIu32 " (tid %" PRId32 "): slice_ext %" PRIu32
-			       " unknown (0 unavailable, 1 disabled, 2 enabled)", what, i, t->tid, t->slice_ext);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: thread %" PRIu32 " (tid %" PRId32 "): slice_ext %" PRIu32
+				   " unknown (0 unavailable, 1 disabled, 2 enabled)", what, i, t->tid, t->slice_ext);
 	}
 	if (t->slice_ext == PTIMER_SLICE_EXT_ENABLED && !t->rseq_abi_size) {
-		ptimer_err_set(err, "%s: thread %" PRIu32 " (tid %" PRId32 "): slice_ext enabled without "
-			       "an rseq registration (the kernel answers ENXIO then)", what, i, t->tid);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: thread %" PRIu32 " (tid %" PRId32 "): slice_ext enabled without "
+				   "an rseq registration (the kernel answers ENXIO then)", what, i, t->tid);
 	}
 	if (t->slice_ctrl && t->rseq_abi_size < PTIMER_RSEQ_SLICE_CTRL_END) {
-		ptimer_err_set(err, "%s: thread %" PRIu32 " (tid %" PRId32 "): slice_ctrl 0x%" PRIx32
-			       " but rseq abi_size %" PRIu32 " does not reach offset %u", what, i, t->tid,
-			       t->slice_ctrl, t->rseq_abi_size, PTIMER_RSEQ_SLICE_CTRL_OFF);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: thread %" PRIu32 " (tid %" PRId32 "): slice_ctrl 0x%" PRIx32
+				   " but rseq abi_size %" PRIu32 " does not reach offset %u", what, i, t->tid,
+				   t->slice_ctrl, t->rseq_abi_size, PTIMER_RSEQ_SLICE_CTRL_OFF);
 	}
 	return 0;
-}
-
-static int cmp_i32(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 static int check_threads(const struct ptimer_image *img, const char *what, struct ptimer_err *err)
@@ -297,13 +275,11 @@ static int check_threads(const struct ptimer_image *img, const char *what, struc
 	int ret = 0;
 
 	if (img->n_threads > PTIMER_IMG_MAX_THREADS) {
-		ptimer_err_set(err, "%s: %" PRIu32 " threads exceed the limit %u", what, img->n_threads,
-			       PTIMER_IMG_MAX_THREADS);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: %" PRIu32 " threads exceed the limit %u", what, img->n_threads,
+				   PTIMER_IMG_MAX_THREADS);
 	}
 	if (img->n_threads && !img->threads) {
-		ptimer_err_set(err, "%s: n_threads %" PRIu32 " but no thread array", what, img->n_threads);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: n_threads %" PRIu32 " but no thread array", what, img->n_threads);
 	}
 	for (i = 0; i < img->n_threads; i++) {
 		ret = check_thread(&img->threads[i], i, what, err);
@@ -314,16 +290,14 @@ static int check_threads(const struct ptimer_image *img, const char *what, struc
 		return 0;
 	tids = malloc(sizeof(*tids) * img->n_threads);
 	if (!tids) {
-		ptimer_err_set(err, "%s: out of memory", what);
-		return -ENOMEM;
+		return ptimer_errf(err, ENOMEM, "%s: out of memory", what);
 	}
 	for (i = 0; i < img->n_threads; i++)
 		tids[i] = img->threads[i].tid;
-	qsort(tids, img->n_threads, sizeof(*tids), cmp_i32);
+	qsort(tids, img->n_threads, sizeof(*tids), ptimer_cmp_int);
 	for (i = 1; i < img->n_threads && !ret; i++) {
 		if (tids[i] == tids[i - 1]) {
-			ptimer_err_set(err, "%s: tid %" PRId32 " appears twice in threads", what, tids[i]);
-			ret = -EINVAL;
+			ret = ptimer_errf(err, EINVAL, "%s: tid %" PRId32 " appears twice in threads", what, tids[i]);
 		}
 	}
 	free(tids);
@@ -338,22 +312,18 @@ int ptimer_image_validate(const struct ptimer_image *img, const char *what, stru
 	if (!what)
 		what = "image";
 	if (img->pid <= 0) {
-		ptimer_err_set(err, "%s: pid %" PRId32 " must be > 0", what, img->pid);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: pid %" PRId32 " must be > 0", what, img->pid);
 	}
 	if (img->criu_mode > PTIMER_CRIU_NATIVE) {
-		ptimer_err_set(err, "%s: criu_mode %" PRIu32 " unknown (0 none, 1 plugin, 2 native)",
-			       what, img->criu_mode);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: criu_mode %" PRIu32 " unknown (0 none, 1 plugin, 2 native)",
+				   what, img->criu_mode);
 	}
 	if (img->n_timers > PTIMER_IMG_MAX_TIMERS) {
-		ptimer_err_set(err, "%s: n_timers %" PRIu32 " exceeds the limit %u",
-			       what, img->n_timers, PTIMER_IMG_MAX_TIMERS);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: n_timers %" PRIu32 " exceeds the limit %u",
+				   what, img->n_timers, PTIMER_IMG_MAX_TIMERS);
 	}
 	if (img->n_timers && !img->timers) {
-		ptimer_err_set(err, "%s: n_timers %" PRIu32 " but no timer array", what, img->n_timers);
-		return -EINVAL;
+		return ptimer_errf(err, EINVAL, "%s: n_timers %" PRIu32 " but no timer array", what, img->n_timers);
 	}
 	for (i = 0; i < img->n_timers; i++) {
 		ret = check_timer(&img->timers[i], i, what, err);

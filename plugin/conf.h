@@ -23,7 +23,9 @@
 
 #include <stdbool.h>
 
-#include "core/ptimer.h"
+#include "core/restore.h"
+#include "core/rseq.h"
+#include "images/image.h"
 
 #define PTIMER_CONF_DEFAULT_PATH "/etc/criu/ptimer.conf"
 

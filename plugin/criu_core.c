@@ -19,7 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "lib/file.h"
+#include "plugin/criu_core.h"
 #include "proto/criu_core.pb-c.h"
 
 #define CRIU_IMG_COMMON_MAGIC	0x54564319u
@@ -81,7 +82,7 @@ static int replace_file(const char *path, const uint8_t *buf, size_t len, struct
 
 	if (stat(path, &st))
 		return ptimer_errf(err, errno, "cannot rewrite %s: %s", path, strerror(errno));
-	fd = ptimer_image_create_temp(path, st.st_mode & 0777, tmp, sizeof(tmp));
+	fd = ptimer_file_create_temp(path, st.st_mode & 0777, tmp, sizeof(tmp));
 	if (fd < 0)
 		return ptimer_errf(err, -fd, "cannot rewrite %s: cannot create a file beside it: %s", path,
 				   strerror(-fd));

@@ -55,8 +55,14 @@
 
 #include <criu/criu-plugin.h>
 
-#include "core/ptimer.h"
+#include "core/dump.h"
+#include "core/log.h"
+#include "core/proc_timers.h"
+#include "core/restore.h"
+#include "core/rseq.h"
+#include "core/task.h"
 #include "plugin/conf.h"
+#include "plugin/criu_core.h"
 #include "restorer/host/inject.h"
 
 #define PLUGIN_NAME "ptimer"
@@ -110,7 +116,7 @@ static int ptimer_plugin_init(int stage)
 {
 	struct ptimer_err err;
 
-	ptimer_log_fn = criu_log;
+	ptimer_log_set(criu_log);
 	ptimer_verbosity = PTIMER_LOG_DEBUG;
 	ptimer_compel_log_owned = false;	/* criu's compel log stays criu's */
 	if (ptimer_plugin_conf_load(&conf, NULL, &err)) {

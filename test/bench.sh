@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # test/bench.sh BUILD - restore benchmarks, printed as ratios from one run
-# (medians; sizes from shared/cases/README.md "perf workloads"):
+# (medians; the perf workloads below):
 #   (a) 50,000 timers: a process creating and arming them itself with the
 #       exact-ID prctl vs `ptimer restore` of them into a fresh process
 #       (wall time of the whole command); goal <= 1.5

@@ -30,7 +30,6 @@
 #include <sys/ptrace.h>
 #include <sys/user.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,7 +37,9 @@
 
 #include "restorer/blob.h"
 #include "restorer/host/inject.h"
-#include "core/ptimer.h"
+#include "lib/err.h"
+#include "lib/procfs.h"
+#include "lib/vm.h"
 
 #define PAGE 4096ul
 #define PAGE_ALIGN(x) (((x) + PAGE - 1) & ~(PAGE - 1))
@@ -65,6 +66,21 @@ struct ptimer_blob {
 };
 
 bool ptimer_compel_log_owned = true;
+void (*ptimer_blob_log_fn)(int level, const char *msg);
+
+/* What has no caller to return it to goes to the hook, if any. */
+static void __attribute__((format(printf, 2, 3))) blob_log(int level, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!ptimer_blob_log_fn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ptimer_blob_log_fn(level, msg);
+}
 
 static bool is_leftover(struct ptimer_blob *b, unsigned long start, uint64_t *size);
 
@@ -154,55 +170,39 @@ static void reaper_stop(struct reaper *r)
 /* After a failed run: is the process gone?  Then say so. */
 static int explain_failure(const struct ptimer_blob *b, const char *what, struct ptimer_err *err)
 {
-	char path[64], line[128];
-	bool gone = true;
-	FILE *f;
+	char state[64];
+	bool gone = ptimer_proc_status(b->tid, 0, "State", state, sizeof(state)) ||
+		    state[0] == 'Z' || state[0] == 'X';
 
-	snprintf(path, sizeof(path), "/proc/%d/status", b->tid);
-	f = fopen(path, "re");
-	if (f) {
-		while (fgets(line, sizeof(line), f))
-			if (!strncmp(line, "State:", 6))
-				gone = strchr(line, 'Z') || strchr(line, 'X');
-		fclose(f);
-	}
 	if (gone)
 		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was %s in it", b->tgid, what);
 	return ptimer_errf(err, EIO, "%s in thread %d failed", what, b->tid);
 }
 
 
+/* Copy len bytes to (write) or from addr in the target; err names the thread. */
+static int vm_copy(struct ptimer_blob *b, uint64_t addr, void *buf, size_t len, bool write,
+		   struct ptimer_err *err)
+{
+	int r = ptimer_vm_copy(b->tid, addr, buf, len, write);
+
+	if (r == -ESRCH)
+		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was working in it", b->tgid);
+	if (r)
+		return ptimer_errf(err, r, "cannot %s %zu bytes %s thread %d at %#lx: %s", write ? "write" : "read",
+				   len, write ? "into" : "from", b->tid, (unsigned long)addr, strerror(-r));
+	return 0;
+}
+
 static int vm_write(struct ptimer_blob *b, uint64_t addr, const void *src, size_t len,
 		    struct ptimer_err *err)
 {
-	struct iovec local = { (void *)src, len }, remote = { (void *)addr, len };
-	ssize_t w;
-
-	if (!len)
-		return 0;
-	w = process_vm_writev(b->tid, &local, 1, &remote, 1, 0);
-	if (w < 0 && errno == ESRCH)
-		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was working in it", b->tgid);
-	if (w != (ssize_t)len)
-		return ptimer_errf(err, w < 0 ? errno : EIO, "cannot write %zu bytes into thread %d at %#lx: %s",
-				   len, b->tid, (unsigned long)addr, w < 0 ? strerror(errno) : "short write");
-	return 0;
+	return vm_copy(b, addr, (void *)src, len, true, err);
 }
 
 static int vm_read(struct ptimer_blob *b, uint64_t addr, void *dst, size_t len, struct ptimer_err *err)
 {
-	struct iovec local = { dst, len }, remote = { (void *)addr, len };
-	ssize_t r;
-
-	if (!len)
-		return 0;
-	r = process_vm_readv(b->tid, &local, 1, &remote, 1, 0);
-	if (r < 0 && errno == ESRCH)
-		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was working in it", b->tgid);
-	if (r != (ssize_t)len)
-		return ptimer_errf(err, r < 0 ? errno : EIO, "cannot read %zu bytes from thread %d at %#lx: %s",
-				   len, b->tid, (unsigned long)addr, r < 0 ? strerror(errno) : "short read");
-	return 0;
+	return vm_copy(b, addr, dst, len, false, err);
 }
 
 /* SigCgt/SigIgn of /proc/PID/status: handlers are per process. */
@@ -244,7 +244,7 @@ static int pick_notify_sig(pid_t tgid)
 	for (int sig = 1; sig <= 64; sig++)
 		if ((ignored & (1ull << (sig - 1))) && sig != SIGKILL && sig != SIGSTOP && sig != SIGCONT)
 			return sig;
-	ptimer_log(PTIMER_LOG_DEBUG, "process %d catches SIGURG, SIGWINCH and SIGCHLD and ignores nothing: "
+	blob_log(PTIMER_BLOB_LOG_DEBUG, "process %d catches SIGURG, SIGWINCH and SIGCHLD and ignores nothing: "
 		   "if ptimer is killed while its code runs, the process may see one SIGURG", tgid);
 	return SIGURG;
 }
@@ -413,7 +413,7 @@ static uint64_t stub_area_scan(struct ptimer_blob *b, bool *left)
 			at = end - STUB_AREA;
 			*left = true;
 			if (b->notify_sig)	/* placing it: say so */
-				ptimer_log(PTIMER_LOG_WARN, "process %d held ptimer's syscall stub at %#llx, left by a "
+				blob_log(PTIMER_BLOB_LOG_WARN, "process %d held ptimer's syscall stub at %#llx, left by a "
 				   "ptimer that was killed: reused and removed", b->tgid, (unsigned long long)at);
 		}
 	}
@@ -569,7 +569,7 @@ static int finish_leftover_run(struct ptimer_blob *b, struct ptimer_err *err)
 		return 0;
 	if (vm_read(b, at, &ctx, sizeof(ctx), err))
 		return -EIO;
-	ptimer_log(PTIMER_LOG_WARN, "thread %d is still running ptimer's code left by a ptimer that was "
+	blob_log(PTIMER_BLOB_LOG_WARN, "thread %d is still running ptimer's code left by a ptimer that was "
 		   "killed: letting it finish first", b->tid);
 	for (;;) {
 		if (ptrace(PTRACE_CONT, b->tid, NULL, (void *)(long)sig) ||
@@ -683,11 +683,11 @@ static int remove_leftovers_pass(struct ptimer_blob *b)
 		    end - start < b->code_size || !is_leftover(b, start, &size))
 			continue;
 		if (remote_syscall(b, __NR_munmap, &ret, start, size, 0, 0, 0, 0, NULL) || ret)
-			ptimer_log(PTIMER_LOG_WARN, "process %d holds ptimer's code at %#lx (%llu bytes), left by a "
+			blob_log(PTIMER_BLOB_LOG_WARN, "process %d holds ptimer's code at %#lx (%llu bytes), left by a "
 				   "ptimer that was killed; removing it failed (%ld)", b->tgid, start,
 				   (unsigned long long)size, ret);
 		else {
-			ptimer_log(PTIMER_LOG_WARN, "process %d held ptimer's code at %#lx (%llu bytes), left by a "
+			blob_log(PTIMER_BLOB_LOG_WARN, "process %d held ptimer's code at %#lx (%llu bytes), left by a "
 				   "ptimer that was killed: removed", b->tgid, start, (unsigned long long)size);
 			removed++;
 		}
@@ -763,8 +763,8 @@ fail:
 	if (b->mapped)
 		remote_syscall(b, __NR_munmap, &ret, b->base, b->size, 0, 0, 0, 0, NULL);
 	if (remove_stub(b))
-		ptimer_log(PTIMER_LOG_ERROR, "thread %d: cannot remove ptimer's syscall stub at %#llx", tid,
-			   (unsigned long long)b->stub);
+		blob_log(PTIMER_BLOB_LOG_ERROR, "thread %d: cannot remove ptimer's syscall stub at %#llx", tid,
+			 (unsigned long long)b->stub);
 	ptimer_rseq_cs_put_back(tid, &b->rseq);
 	free(b);
 	return r;

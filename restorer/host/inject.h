@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "images/image.h"
+#include "lib/err.h"
 #include "restorer/abi.h"
 
 struct ptimer_blob;
@@ -23,6 +23,16 @@ struct ptimer_blob;
  * false: inside criu, criu owns its tracees' wait events.
  */
 extern bool ptimer_compel_log_owned;
+
+/*
+ * Where the loader's messages go that no caller can be given (a failed
+ * cleanup after another error, what a killed ptimer left behind): level one
+ * of PTIMER_BLOB_LOG_* (the numbers of core/log.h's levels), one line, no
+ * newline.  NULL (default): dropped.  The core points it at its log
+ * (core/log.c ptimer_log_set()).
+ */
+enum { PTIMER_BLOB_LOG_ERROR, PTIMER_BLOB_LOG_WARN, PTIMER_BLOB_LOG_INFO, PTIMER_BLOB_LOG_DEBUG };
+extern void (*ptimer_blob_log_fn)(int level, const char *msg);
 
 /*
  * ptimer_blob_open - map room for the blob, its args, n_timers timers and
@@ -40,7 +50,8 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 
 /*
  * ptimer_blob_load - copy timers[n_timers] and occupied[n_occupied] (may be
- * NULL when 0) into the target.  Returns 0 or -errno.
+ * NULL when 0) into the target.  Returns 0, -EINVAL (more than open made
+ * room for), -ESRCH (gone), or -EFAULT/-EPERM of process_vm_writev.
  */
 int ptimer_blob_load(struct ptimer_blob *b, const struct ptimer_timer *timers,
 		     const int32_t *occupied, struct ptimer_err *err);
@@ -91,8 +102,8 @@ struct ptimer_rseq_cs_save {
  * post_commit_offset) and no RSEQ_CS_FLAG_NO_RESTART_* flag is set,
  * resume_ip = abort_ip (what the kernel's rseq_ip_fixup() does when a
  * preempted thread resumes there); else resume_ip = ip.  No registration,
- * or a kernel before 5.13: nothing saved, 0.  Returns 0 or -errno (the
- * rseq area cannot be read).
+ * or a kernel before 5.13: nothing saved, 0.  Returns 0, or -EFAULT,
+ * -ESRCH, -EPERM when the rseq area cannot be read (process_vm_readv).
  */
 int ptimer_rseq_cs_save(pid_t tid, uint64_t ip, struct ptimer_rseq_cs_save *s);
 
@@ -100,7 +111,8 @@ int ptimer_rseq_cs_save(pid_t tid, uint64_t ip, struct ptimer_rseq_cs_save *s);
  * ptimer_rseq_cs_put_back - after the code ran and the registers are back
  * (IP at resume_ip): when the thread was not moved to abort_ip, write the
  * saved rseq_cs word back if the kernel cleared it meanwhile, so that the
- * next resume decides as it would have without us.  Returns 0 or -errno.
+ * next resume decides as it would have without us.  Returns 0, or -EFAULT,
+ * -ESRCH, -EPERM of process_vm_readv/writev.
  */
 int ptimer_rseq_cs_put_back(pid_t tid, const struct ptimer_rseq_cs_save *s);
 

@@ -24,9 +24,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/uio.h>
 
 #include "restorer/host/inject.h"
+#include "lib/vm.h"
 
 #define PTRACE_GET_RSEQ_CONFIGURATION_	0x420f	/* uapi/linux/ptrace.h, Linux 5.13 */
 #define RSEQ_RSEQ_CS_OFF		8	/* struct rseq.rseq_cs */
@@ -51,12 +51,7 @@ struct rseq_cs_ {
 
 static int peek(pid_t tid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv(tid, &local, 1, &remote, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
+	return ptimer_vm_copy(tid, addr, buf, len, false);
 }
 
 int ptimer_rseq_cs_save(pid_t tid, uint64_t ip, struct ptimer_rseq_cs_save *s)
@@ -99,7 +94,6 @@ int ptimer_rseq_cs_save(pid_t tid, uint64_t ip, struct ptimer_rseq_cs_save *s)
 int ptimer_rseq_cs_put_back(pid_t tid, const struct ptimer_rseq_cs_save *s)
 {
 	uint64_t now;
-	struct iovec local = { &now, sizeof(now) }, remote = { (void *)(uintptr_t)s->rseq_cs_addr, sizeof(now) };
 	int r;
 
 	/* moved to abort_ip: the kernel clears rseq_cs on an abort too */
@@ -109,7 +103,5 @@ int ptimer_rseq_cs_put_back(pid_t tid, const struct ptimer_rseq_cs_save *s)
 	if (r || now == s->rseq_cs)
 		return r;
 	now = s->rseq_cs;
-	if (process_vm_writev(tid, &local, 1, &remote, 1, 0) != (ssize_t)sizeof(now))
-		return -errno ? -errno : -EFAULT;
-	return 0;
+	return ptimer_vm_copy(tid, s->rseq_cs_addr, &now, sizeof(now), true);
 }

@@ -395,7 +395,11 @@ move_out() {
 		fi
 		runc delete -f move >/dev/null 2>&1
 	fi
-	if pm_image && pm_start move-podman "$st" && ready "$st" move-podman/out "$W/move-podman.run"; then
+	# the image goes along (podman save/load keep its ID; --import looks
+	# the checkpoint's image up by ID, and a second import gets another)
+	rm -f "$X/ptimer-ct-image.tar"
+	if pm_image && pm save -o "$X/ptimer-ct-image.tar" "$IMAGE" >"$W/podman-save.out" 2>&1 &&
+		pm_start move-podman "$st" && ready "$st" move-podman/out "$W/move-podman.run"; then
 		timers "$(pm_pid move-podman)" >"$X/move-podman.before"
 		if pm container checkpoint --export "$X/move-podman.tar.gz" move-podman >"$W/move-podman.ckpt" 2>&1; then
 			pass "move-podman/out: podman container checkpoint --export $X/move-podman.tar.gz"
@@ -423,7 +427,8 @@ move_in() {
 		skip "move-runc/in" "no runc checkpoint from the other root in $b"
 	fi
 	if [ -f "$X/move-podman.tar.gz" ]; then
-		if pm_image && pm container restore --import "$X/move-podman.tar.gz" >"$W/move-podman.restore" 2>&1; then
+		if pm load -i "$X/ptimer-ct-image.tar" >"$W/podman-load.out" 2>&1 &&
+			pm container restore --import "$X/move-podman.tar.gz" >"$W/move-podman.restore" 2>&1; then
 			pass "move-podman/in: podman container restore --import"
 			compare move-podman "$X/move-podman.before" "$(pm_pid move-podman)"
 			collect move-podman "$st"

@@ -485,11 +485,12 @@ userns_tree() {
 	else
 		pass "$name/image-modes: core and ptimers images are $ref like criu's inventory.img ($n files)"
 	fi
-	n=$(grep -c 'ptimer: task .*POSIX timers saved' "$img/dump.log")
-	if [ "$n" -eq 3 ]; then
-		pass "$name/plugin-dumped: the init and both children"
+	# the two children have timers (the init, a shell, has none)
+	n=$(grep -c 'ptimer: task .*: [1-9][0-9]* POSIX timers saved' "$img/dump.log")
+	if [ "$n" -ge 2 ]; then
+		pass "$name/plugin-dumped: both children's timers"
 	else
-		fail "$name/plugin-dumped" "$n 'ptimer: task ... POSIX timers saved' lines in dump.log, want 3: $(logtail "$img/dump.log")"
+		fail "$name/plugin-dumped" "$n 'ptimer: task ... POSIX timers saved' lines in dump.log, want 2: $(logtail "$img/dump.log")"
 	fi
 }
 userns_tree

@@ -104,10 +104,10 @@ run() {
 				print "R", mode, fl, short, r, why
 			}' "$log"
 	done
-	# With the plugin: what it did, from the kept criu logs.
+	# With the plugin: dumps whose log shows it loaded, POSIX timers it saved.
 	if [ "$mode" = with ]; then
 		for t in "$@"; do
-			echo "P $flavor $t $(cat dump/zdtm/static/"$t"/*/*/dump.log 2>/dev/null | grep -c 'ptimer: task .*POSIX timers saved') $(cat dump/zdtm/static/"$t"/*/*/dump.log 2>/dev/null | grep -o 'ptimer: task .*: [0-9]* POSIX timers saved' | awk '{ s += $(NF-3) } END { print s + 0 }')"
+			echo "P $flavor $t $(grep -l 'ptimer: ' dump/zdtm/static/"$t"/*/*/dump.log 2>/dev/null | wc -l) $(cat dump/zdtm/static/"$t"/*/*/dump.log 2>/dev/null | grep -o 'ptimer: task .*: [0-9]* POSIX timers saved' | awk '{ s += $(NF-3) } END { print s + 0 }')"
 		done
 	fi
 	cp "$log" "/zdtm-logs/" 2>/dev/null

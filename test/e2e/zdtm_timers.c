@@ -58,7 +58,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../unit/check.h"
+#include "lib/file.h"
+#include "lib/procfs.h"
+#include "test/unit/check.h"
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
@@ -467,25 +469,14 @@ static void learn_proc_tids(int n)
 	for (int i = 0; i < n; i++)
 		proc_tids[i] = tids[i];
 	while (d && (e = readdir(d))) {
-		char path[PATH_MAX], line[256];
-		FILE *f;
+		pid_t ns;
 
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
-		f = fopen(path, "r");
-		while (f && fgets(line, sizeof(line), f)) {
-			char *last;
-
-			if (strncmp(line, "NSpid:", 6))
-				continue;
-			last = strrchr(line, '\t') ? strrchr(line, '\t') : line + 6;
-			for (int i = 0; i < n; i++)
-				if (atoi(last) == tids[i])
-					proc_tids[i] = atoi(e->d_name);
-		}
-		if (f)
-			fclose(f);
+		ns = ptimer_proc_nspid(0, atoi(e->d_name));
+		for (int i = 0; i < n; i++)
+			if (ns == tids[i])
+				proc_tids[i] = atoi(e->d_name);
 	}
 	if (d)
 		closedir(d);
@@ -642,14 +633,12 @@ static int clock_probe(clockid_t c)
 
 static void write_file(const char *dir, const char *name, const char *text)
 {
-	char tmp[PATH_MAX], path[PATH_MAX];
-	FILE *f;
+	struct ptimer_err err;
+	char path[PATH_MAX];
 
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(tmp, "w");
-	if (!f || fputs(text, f) < 0 || fclose(f) || rename(tmp, path)) {
-		fprintf(stderr, "zdtm_timers: writing %s: %s\n", path, strerror(errno));
+	if (ptimer_file_replace(path, NULL, text, strlen(text), 0644, 0, &err)) {
+		fprintf(stderr, "zdtm_timers: %s\n", err.msg);
 		exit(2);
 	}
 }
@@ -708,51 +697,17 @@ static int cmp_proc(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Read the whole file with plain read()s (the kernel gives a page a read). */
-static char *slurp(const char *path, size_t *len)
-{
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap + 1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t r;
-
-	if (fd < 0 || !buf) {
-		free(buf);
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	for (;;) {
-		if (cap - n < 4096) {
-			char *nb = realloc(buf, cap * 2 + 1);
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	buf[n] = 0;
-	*len = n;
-	return buf;
-}
-
 /* Parse /proc/self/timers; returns the entries sorted by id, or NULL. */
 static struct proc_timer *read_proc_timers(size_t *count, char *why, size_t whylen)
 {
 	size_t len, cap = 0, n = 0;
-	char *buf = slurp("/proc/self/timers", &len), *line, *save = NULL;
+	char *buf = NULL, *line, *save = NULL;
 	struct proc_timer *pt = NULL, *cur = NULL;
+	struct ptimer_err err;
 	unsigned seen = 0;
 
-	if (!buf) {
-		snprintf(why, whylen, "cannot read /proc/self/timers: %s", strerror(errno));
+	if (ptimer_file_read("/proc/self/timers", NULL, SIZE_MAX / 2, 0, &buf, &len, &err)) {
+		snprintf(why, whylen, "%.200s", err.msg);
 		return NULL;
 	}
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {

@@ -124,7 +124,7 @@ refused() {
 
 # ---- the cases ------------------------------------------------------------------
 
-# The linear-counter case (shared/cases): a target whose counter stands at 5,
+# The linear-counter case (test/e2e/fixtures/linear-counter.json): a target whose counter stands at 5,
 # an image with IDs 0, 3, 9.  Exact kernels restore all three; linear mode
 # must refuse before it creates anything, naming 0 and 3.
 case_counter() {
@@ -270,7 +270,7 @@ case_sparse() {
 	reap "$vpid"
 }
 
-# sparse-million (shared/cases) where setup cannot make it (no prctl): the
+# sparse-million (one timer at ID 2,000,000) where setup cannot make it (no prctl): the
 # image of zdtm_timers' sparse scenario written as JSON, restored into its
 # verify role, which checks every field.  2,000,001 create/delete pairs.
 case_sparse_million() {

@@ -335,7 +335,8 @@ struct simk_thread *simk_thread(int32_t tid)
  * rseq_slice_extension_prctl() (Linux 7.0): unknown option -EINVAL; arg4/5
  * and unknown arg3 bits -EINVAL; SET needs the feature (-ENOTSUPP) and a
  * registered rseq area (-ENXIO).  GET only reads the state; with
- * slice_get_checks it fails like SET does, as the issue text describes it.
+ * slice_get_checks it fails like SET does (how a kernel that checks on GET
+ * too would answer).
  */
 static long slice_prctl(unsigned long how, unsigned long arg3, unsigned long arg4,
 			unsigned long arg5)

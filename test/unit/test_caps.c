@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "core/caps.h"
 #include "test/unit/check.h"
 
 static struct ptimer_attach_facts same_user(int scope, bool cap)

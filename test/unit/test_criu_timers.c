@@ -23,7 +23,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "core/dump.h"
+#include "core/log.h"
+#include "core/task.h"
+#include "images/image.h"
+#include "plugin/criu_core.h"
 #include "proto/criu_core.pb-c.h"
 #include "test/unit/check.h"
 
@@ -192,7 +196,7 @@ int main(void)
 	uint8_t *b;
 	int ret, child_id;
 
-	ptimer_log_fn = NULL;
+	ptimer_log_set(NULL);
 	if (!mkdtemp(dir)) {
 		perror(dir);
 		return 2;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests for images/: binary image write/read, framing refusals, field
- * validation (case "invalid-values" of /work/shared/cases), JSON round trip
- * and refusals, ptimer_image_find, and the show/name helpers.
+ * validation (as test/e2e/cases/invalid-values.sh checks end to end), JSON
+ * round trip and refusals, ptimer_image_find, and the show/name helpers.
  * Each check prints one PASS/FAIL line (check.h); exit status 1 on failure.
  */
 #include <dirent.h>
@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "images/image.h"
+#include "lib/file.h"
 #include "proto/ptimer.pb-c.h"
 #include "test/unit/check.h"
 
@@ -347,7 +348,7 @@ static void test_mode(void)
 		      "umask %03o: mode %04o, want %04o", masks[i], ret ? 0 : st.st_mode & 07777,
 		      0644 & ~masks[i]);
 	}
-	fd = ptimer_image_create_temp(path, 0640, tmp, sizeof(tmp));
+	fd = ptimer_file_create_temp(path, 0640, tmp, sizeof(tmp));
 	CHECK("mode: create_temp names a file beside path", fd >= 0 && !strncmp(tmp, dir, strlen(dir)) &&
 	      strstr(tmp, "/.ptimers-7.img.") && !fstat(fd, &st), "fd %d name %s", fd, tmp);
 	CHECK("mode: create_temp is O_WRONLY, O_CLOEXEC", fd >= 0 && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY &&
@@ -356,11 +357,11 @@ static void test_mode(void)
 		close(fd);
 		unlink(tmp);
 	}
-	ret = ptimer_image_create_temp("/nonexistent-dir/ptimers-1.img", 0644, tmp, sizeof(tmp));
+	ret = ptimer_file_create_temp("/nonexistent-dir/ptimers-1.img", 0644, tmp, sizeof(tmp));
 	CHECK("mode: create_temp in a missing directory gives -ENOENT", ret == -ENOENT, "ret %d", ret);
 }
 
-/* perf workload shape from the seeds: 2048 timers with IDs 512 apart. */
+/* The sparse perf workload (test/bench.sh): 2048 timers with IDs 512 apart. */
 static void test_sparse_many(void)
 {
 	struct ptimer_image img = { .version = 1, .pid = 1, .n_timers = 2048 }, got;

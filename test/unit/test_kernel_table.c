@@ -28,7 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include <stdbool.h>
+
+#include "core/proc_timers.h"
+#include "images/image.h"
 #include "test/unit/check.h"
 
 enum row_kind { TAKES, REFUSES, IMAGE_ONLY_GOOD, IMAGE_ONLY_BAD };

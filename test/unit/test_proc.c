@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The /proc/PID/timers parser against the formats kernels print
- * (fs/proc/base.c show_timer(); FACTS.md) and against malformed text,
+ * (fs/proc/base.c show_timer(): "%px", "%p" on older kernels) and
+ * against malformed text,
  * then against this kernel's own file for timers of our own.
  */
 #include <errno.h>
@@ -11,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "core/proc_timers.h"
 #include "test/unit/check.h"
 
 static int parse(const char *text, struct ptimer_timer **t, uint32_t *n, struct ptimer_err *err)

@@ -8,13 +8,15 @@
  * CONFIG_PROC_EVENTS).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/ptimer.h"
+#include "core/procwatch.h"
+#include "core/util.h"
 #include "test/unit/check.h"
 
 int main(void)

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/ptimer.h"
+#include "core/log.h"
+#include "core/restore.h"
+#include "core/rseq.h"
 #include "restorer/algo.h"
 #include "test/unit/check.h"
 #include "test/unit/simkernel.h"
@@ -182,7 +184,7 @@ static void image_setup(void)
 static int restore(const struct ptimer_restore_opts *o, struct ptimer_slice_target **v, int *n,
 		   struct ptimer_err *err)
 {
-	int ret = ptimer_slice_targets(&task, &image, o, v, n, err);
+	int ret = ptimer_slice_targets(&task, &image, o->tid_map, o->n_tid_map, v, n, err);
 
 	if (!ret)
 		ret = ptimer_slice_prepare(task.pid, *v, *n, o->rseq_slice, &sim_ops, err);
@@ -296,7 +298,7 @@ static void test_restore(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	ptimer_log_fn = capture;
+	ptimer_log_set(capture);
 	test_clear_granted();
 	test_dump();
 	test_restore();

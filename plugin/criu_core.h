@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * criu's own images, as the plugin edits them.
+ */
+#ifndef PTIMER_PLUGIN_CRIU_CORE_H
+#define PTIMER_PLUGIN_CRIU_CORE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/err.h"
+#include "restorer/abi.h"
+
+/*
+ * ptimer_criu_core_strip_timers - take the POSIX timers (CoreEntry
+ * tc.timers.posix, criu images/core.proto + timer.proto) out of
+ * DIR/core-<vpid>.img, rewriting it atomically; every other field keeps its
+ * bytes.  *removed = how many were there (0: the file is left untouched).
+ * Returns 0, -EINVAL (not a criu core image, or it does not decode),
+ * -ENOMEM, or the -errno of reading or rewriting the file (-ENOENT,
+ * -EACCES, -ENOSPC, -EPERM of fchown, ...); err set.
+ */
+int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed, struct ptimer_err *err);
+/* ptimer_criu_core_count_timers - how many POSIX timers DIR/core-<vpid>.img
+ * holds.  Returns 0 or the -errno of ptimer_criu_core_open. */
+int ptimer_criu_core_count_timers(const char *dir, pid_t vpid, uint32_t *count, struct ptimer_err *err);
+
+/*
+ * One core-<vpid>.img read once, decoded, edited and written back:
+ * ptimer_criu_core_open - read and decode DIR/core-<vpid>.img (-ENOENT,
+ * -EACCES..., -EINVAL: not a core image; err set).
+ * ptimer_criu_core_n_timers - how many POSIX timers it holds.
+ * ptimer_criu_core_timers - those timers as criu collected them at dump
+ * (criu/proc_parse.c parse_posix_timers() for ID, clock, signal, sival and
+ * notification; its parasite's timer_gettime()/timer_getoverrun() for
+ * it_value, it_interval, overrun; criu/timer.c encode_notify_thread_id()
+ * for notify_tid: the tid as the dumped process's pid namespace sees it, 0
+ * when not SIGEV_THREAD_ID).  *out malloc'ed (NULL when none).  Returns 0,
+ * -EINVAL (an entry lacks a required field or is out of range), -ENOMEM.
+ * ptimer_criu_core_strip - take tc.timers.posix out and write the file back
+ * (temporary file + rename, no fsync: criu syncs none of its images); no
+ * timers: the file is left alone.  Returns 0 or the -errno of the write
+ * (-ENOSPC, -EACCES, -EPERM of fchown, ...).
+ * ptimer_criu_core_close - free; NULL is fine.
+ */
+struct ptimer_criu_core;
+int ptimer_criu_core_open(const char *dir, pid_t vpid, struct ptimer_criu_core **out, struct ptimer_err *err);
+uint32_t ptimer_criu_core_n_timers(const struct ptimer_criu_core *c);
+int ptimer_criu_core_timers(const struct ptimer_criu_core *c, struct ptimer_timer **out, uint32_t *n,
+			    struct ptimer_err *err);
+int ptimer_criu_core_strip(struct ptimer_criu_core *c, struct ptimer_err *err);
+void ptimer_criu_core_close(struct ptimer_criu_core *c);
+
+#endif
