@@ -37,6 +37,7 @@ APTCACHE=/var/cache/ptimer-test/install-apt
 TO=${PTIMER_INSTALL_TIMEOUT:-1500}
 H_PREFIX=install-
 . "$top/test/lib/harness.sh"
+. "$top/test/lib/host.sh"
 
 secs() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'; }
 
@@ -59,13 +60,7 @@ trap 'exit 130' INT TERM HUP
 SOURCE_CMDS=$(awk '/<!-- install-from-source -->/ { f = 1; next }
 	f && /^```/ { if (++n == 2) exit; next }
 	f && n == 1 { sub(/[ \t]+#.*/, ""); if ($0 != "") print }' "$top/README.md")
-if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
-	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
-		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
-		tar --null -T - -cf "$TMP/src.tar")
-else
-	tar -C "$top" --exclude=./build -cf "$TMP/src.tar" .
-fi
+pack_tree "$top" "$TMP/src.tar"
 
 # The checks after an install, inside the root: installed files, libraries,
 # the command.

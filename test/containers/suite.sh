@@ -33,6 +33,7 @@ suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(trixie sid)
 TIMEOUT=${PTIMER_CONTAINERS_TIMEOUT:-900}	# seconds per root
 . "$top/test/lib/harness.sh"
+. "$top/test/lib/host.sh"
 
 if [ "$(id -u)" != 0 ]; then
 	skip containers "needs root (debootstrap, namespaces, criu)"
@@ -43,30 +44,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-containers.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP
 
-declare -A root_rc
-for s in "${suites[@]}"; do
-	if "$roots" check "$s" containers 2>/dev/null; then
-		root_rc[$s]=0
-		continue
-	fi
-	echo "# containers: building the $s-containers root (cached in $("$roots" path "$s" containers); a few minutes)"
-	"$roots" ensure "$s" containers >"$TMP/root.$s.out" 2>"$TMP/root.$s.err" &
-	root_rc[$s]=pid:$!
-done
-for s in "${suites[@]}"; do
-	case ${root_rc[$s]} in
-	pid:*) wait "${root_rc[$s]#pid:}"; root_rc[$s]=$?
-		sed 's/^/# /' "$TMP/root.$s.err" ;;
-	esac
-done
-
-if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
-	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
-		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
-		tar --null -T - -cf "$TMP/src.tar") || { fail containers/source "cannot pack the work tree"; exit 1; }
-else
-	tar -C "$top" --exclude=./build -cf "$TMP/src.tar" . || { fail containers/source "cannot pack the tree"; exit 1; }
-fi
+ensure_roots "$TMP" containers "${suites[@]}"
+pack_tree "$top" "$TMP/src.tar" || { fail containers/source "cannot pack the work tree"; exit 1; }
 # copies: editing the work tree during a run must not change the running one
 cp -r "$here" "$TMP/scripts"
 cp "$top/test/criu/hwbp-probe.c" "$top/test/lib/harness.sh" "$TMP/scripts/"
@@ -78,7 +57,7 @@ k=0
 for s in "${suites[@]}"; do
 	k=$((k + 1))
 	f0=$H_FAIL
-	if [ "${root_rc[$s]}" != 0 ]; then
+	if [ "${ROOT_RC[$s]}" != 0 ]; then
 		why=$(grep -E 'roots.sh: ' "$TMP/root.$s.err" 2>/dev/null | tail -n 1 | cut -c1-300)
 		skip "containers-$s" "cannot build the Debian root: ${why:-roots.sh ensure $s containers failed}"
 		echo "ok $k containers-$s"

@@ -31,6 +31,7 @@ suites=("$@")
 TIMEOUT=${PTIMER_CRIU_SUITE_TIMEOUT:-900}	# seconds per suite, inside the root
 [ "$what" = bench ] && TIMEOUT=${PTIMER_CRIU_SUITE_TIMEOUT:-2400}	# the trees take long on a busy machine
 . "$top/test/lib/harness.sh"
+. "$top/test/lib/host.sh"
 
 if [ "$(id -u)" != 0 ]; then
 	skip criu "needs root (debootstrap, namespaces, criu)"
@@ -47,32 +48,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-criu.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP
 
-# The roots, built in parallel when missing (the network is the bottleneck).
-declare -A root_rc
-for s in "${suites[@]}"; do
-	if "$here/roots.sh" check "$s" 2>/dev/null; then
-		root_rc[$s]=0
-		continue
-	fi
-	echo "# criu: building the $s root (cached in $("$here/roots.sh" path "$s"); a few minutes)"
-	"$here/roots.sh" ensure "$s" >"$TMP/root.$s.out" 2>"$TMP/root.$s.err" &
-	root_rc[$s]=pid:$!
-done
-for s in "${suites[@]}"; do
-	case ${root_rc[$s]} in
-	pid:*) wait "${root_rc[$s]#pid:}"; root_rc[$s]=$?
-		sed 's/^/# /' "$TMP/root.$s.err" ;;
-	esac
-done
-
-# The project as in this work tree.
-if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
-	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
-		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
-		tar --null -T - -cf "$TMP/src.tar") || { fail criu/source "cannot pack the work tree"; exit 1; }
-else
-	tar -C "$top" --exclude=./build -cf "$TMP/src.tar" . || { fail criu/source "cannot pack the tree"; exit 1; }
-fi
+ensure_roots "$TMP" "" "${suites[@]}"
+pack_tree "$top" "$TMP/src.tar" || { fail criu/source "cannot pack the work tree"; exit 1; }
 
 # A copy of test/criu and test/lib/harness.sh: bash reads scripts as it runs
 # them, so editing the work tree during a run must not change the running one.
@@ -84,7 +61,7 @@ k=0
 for s in "${suites[@]}"; do
 	k=$((k + 1))
 	f0=$H_FAIL
-	if [ "${root_rc[$s]}" != 0 ]; then
+	if [ "${ROOT_RC[$s]}" != 0 ]; then
 		why=$(grep -E 'roots.sh: ' "$TMP/root.$s.err" 2>/dev/null | tail -n 1 | cut -c1-300)
 		if [ "$what" = bench ]; then
 			echo "bench: $s root unavailable: ${why:-roots.sh ensure $s failed}"

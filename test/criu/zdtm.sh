@@ -31,6 +31,7 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 . "$top/test/lib/harness.sh"
+. "$top/test/lib/host.sh"
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(trixie sid)
 CACHE=${PTIMER_ZDTM_CACHE:-/var/cache/ptimer-test/zdtm}
@@ -122,11 +123,7 @@ for s in "${suites[@]}"; do
 done
 
 # The project as in this work tree (as suite.sh packs it).
-(cd "$top" && git ls-files -z --cached --others --exclude-standard |
-	xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
-	tar --null -T - -cf "$TMP/src.tar") 2>/dev/null ||
-	tar -C "$top" --exclude=./build --exclude='./build-*' -cf "$TMP/src.tar" . ||
-	{ fail zdtm/source "cannot pack the work tree"; exit 1; }
+pack_tree "$top" "$TMP/src.tar" || { fail zdtm/source "cannot pack the work tree"; exit 1; }
 cp -r "$here" "$TMP/scripts"
 
 envs=(--env "ZDTM_DEADLINE=$((t_start + BUDGET))")
