@@ -74,7 +74,7 @@ struct ptimer_restore_stats {
  *  -EPERM   an alarm clock without CAP_WAKE_ALARM in the target
  *  -EAGAIN  RLIMIT_SIGPENDING of the target is exhausted
  *  -EINVAL  the kernel refused a timer's clock or notification
- *  -EIO     the in-target code could not be run (compel)
+ *  -EIO     the in-target code could not be run (restorer/host/inject.c)
  *  -ENOMEM  out of memory
  *  and the -errno of the rseq slice steps (ptimer_slice_prepare).
  */

@@ -36,7 +36,7 @@ struct ptimer_rseq_config {
 
 /*
  * How the host reaches a thread's rseq state; ptimer_rseq_real_ops uses the
- * kernel (ptrace, the blob via compel, process_vm_readv/writev), the unit
+ * kernel (ptrace, the blob through restorer/host/inject.c, process_vm_readv/writev), the unit
  * tests a simulated one.  Every function returns 0 or -errno.
  *  get_config: PTRACE_GET_RSEQ_CONFIGURATION of host tid (stopped).
  *  slice: run PTIMER_OP_SLICE (how: enum ptimer_slice_how, arg: SET's

@@ -22,10 +22,9 @@ DEPS=${DEPS:-all}
 # gcc, protoc-c and the libraries the sources include
 pkgs_build() {
 	echo gcc libc6-dev make binutils protobuf-c-compiler libprotobuf-c-dev libcap-dev libjson-c-dev libnl-3-dev
-	# Debian 13 and later ship compel as libcompel-dev and criu-plugin.h as
-	# libcriu-dev; Debian 12 has both only inside criu.
-	if available libcompel-dev; then echo libcompel-dev; else echo criu; fi
-	if available libcriu-dev; then echo libcriu-dev; fi
+	# criu-plugin.h, for the plugin: libcriu-dev on Debian 13 and later,
+	# inside the criu package on Debian 12.
+	if available libcriu-dev; then echo libcriu-dev; else echo criu; fi
 }
 
 # `make check`: clang for the sanitizer build and libFuzzer (libclang-rt-N-dev,
