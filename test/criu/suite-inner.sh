@@ -493,7 +493,6 @@ userns_tree() {
 		fail "$name/plugin-dumped" "$n 'ptimer: task ... POSIX timers saved' lines in dump.log, want 2: $(logtail "$img/dump.log")"
 	fi
 }
-userns_tree
 
 # The stripped core image: one idle process (zdtm_timers setup SCENARIO:
 # every thread sleeps in pause(); the scenario has no timer that fires, so
@@ -620,6 +619,7 @@ run_cases prepare \
 	case_exited_alone \
 	case_rseq \
 	case_no_plugin \
+	userns_tree \
 	scenario:native-stride:stride:plain:PTIMER_CRIU_MODE=native \
 	scenario:native-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=native \
 	scenario:native-mix:mix:plain:PTIMER_CRIU_MODE=native \
