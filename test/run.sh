@@ -130,7 +130,7 @@ else
 	run kernel-matrix bash test/qemu/matrix.sh "$BUILD"
 fi
 # The same guest suite on Debian's arm64 kernels under qemu-system-aarch64,
-# with the programs cross-built into BUILD-arm64 (`make ARCH=arm64 tests`);
+# with the programs cross-built into BUILD-arm64 (`make ARCH=arm64`);
 # a SKIP when they were not built.  PTIMER_MATRIX=0 or PTIMER_MATRIX_ARM64=0
 # leave it out.
 ARM64_BUILD=${PTIMER_ARM64_BUILD:-$BUILD-arm64}
@@ -138,7 +138,7 @@ if [ "${PTIMER_MATRIX:-1}" = 0 ] || [ "${PTIMER_MATRIX_ARM64:-1}" = 0 ]; then
 	skip kernel-matrix-arm64 "PTIMER_MATRIX=0 or PTIMER_MATRIX_ARM64=0"
 	stage_done kernel-matrix-arm64 "$H_FAIL"
 elif [ ! -x "$ARM64_BUILD/ptimer" ] || [ ! -x "$ARM64_BUILD/test/zdtm_timers" ]; then
-	skip kernel-matrix-arm64 "$ARM64_BUILD/ptimer or $ARM64_BUILD/test/zdtm_timers not built ('make ARCH=arm64 tests' cross-builds them)"
+	skip kernel-matrix-arm64 "$ARM64_BUILD/ptimer or $ARM64_BUILD/test/zdtm_timers not built ('make ARCH=arm64' cross-builds them)"
 	stage_done kernel-matrix-arm64 "$H_FAIL"
 else
 	echo "# test/qemu/matrix.sh $ARM64_BUILD arm64"

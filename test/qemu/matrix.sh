@@ -7,12 +7,12 @@
 # amd64 (the default: the cloud kernels, qemu-system-x86_64) or arm64
 # (linux-image-arm64, qemu-system-aarch64 -M virt; BUILD holds ptimer and
 # the test programs cross-built for aarch64, build-arm64 from
-# `make ARCH=arm64 tests`).
+# `make ARCH=arm64`).
 #
 #   1. test/qemu/deps.sh installs qemu-system-x86, qemu-system-arm,
 #      busybox-static and cpio when missing;
 #   2. BUILD/qemu/kprobe is compiled from test/qemu/kprobe.c (for arm64 with
-#      ${CROSS_COMPILE:-aarch64-linux-gnu-}gcc, static), and
+#      ${CROSS_COMPILE:-aarch64-linux-gnu-}gcc), and
 #      test/qemu/initramfs.sh packs BUILD/ptimer, BUILD/test/zdtm_timers,
 #      kprobe, busybox (of ARCH: test/qemu/busybox.sh) and
 #      test/qemu/guest-suite.sh into one initramfs;
@@ -78,7 +78,7 @@ finish() {
 plan "$(set -- $SUITES; echo $#)"
 B=$(cd "$BUILD" 2>/dev/null && pwd) || { fail "${PFX}matrix/setup" "no build directory '$BUILD'"; finish; }
 for f in "$B/ptimer" "$B/test/zdtm_timers"; do
-	[ -x "$f" ] || { fail "${PFX}matrix/setup" "$f is missing: run 'make tests' (arm64: 'make ARCH=arm64 tests') first"; finish; }
+	[ -x "$f" ] || { fail "${PFX}matrix/setup" "$f is missing: run 'make tests' (arm64: 'make ARCH=arm64') first"; finish; }
 done
 if [ "$(uname -m)" != x86_64 ]; then
 	skip "${PFX}matrix" "the kernels and tools are fetched for an x86_64 Debian host; this host is $(uname -m)"
@@ -95,8 +95,7 @@ mkdir -p "$Q/logs"
 if [ "$ARCH" = amd64 ]; then
 	KCC=(${CC:-gcc})
 else
-	# static: the probe needs no library walk (test/qemu/initramfs.sh)
-	KCC=("${CROSS_COMPILE:-aarch64-linux-gnu-}gcc" -static)
+	KCC=("${CROSS_COMPILE:-aarch64-linux-gnu-}gcc")
 fi
 if ! why=$("${KCC[@]}" -O2 -Wall -Wextra -o "$Q/kprobe" "$HERE/kprobe.c" 2>&1); then
 	fail "${PFX}matrix/kprobe" "${KCC[*]} test/qemu/kprobe.c: $(echo "$why" | head -3 | tr '\n' ' ')"
