@@ -21,12 +21,13 @@
 #      with the initramfs, /init runs the guest suite and powers off; the
 #      serial console is the only channel back.
 #
-# arm64 guests run under TCG emulating another instruction set, about 7
-# times slower than the x86_64 ones at the linear create/delete loop (2 M
-# pairs: 78 s against 11.7 s on 6.1): the far-ID case (a linear restore up
-# to two far IDs on kernels without the prctl) takes IDs 100,000 and
-# 200,000 there instead of 1,000,000 and 2,000,000 (PTIMER_MATRIX_FAR); the
-# same two timers, the same linear path, a tenth of the pairs.
+# arm64 guests run under TCG emulating another instruction set, 2 to 5
+# times slower than the x86_64 ones at the linear create/delete loop (6.1,
+# both at once: 2 M pairs 53.4 s against 24.1 s, 100,000 pairs 3.9 s
+# against 0.85 s): the far-ID case (a linear restore up to two far IDs on
+# kernels without the prctl) takes IDs 100,000 and 200,000 there instead of
+# 1,000,000 and 2,000,000 (PTIMER_MATRIX_FAR); the same two timers, the
+# same linear path, a tenth of the pairs (about 45 s less a kernel).
 #
 # Output: the plan "1..N" (N kernels) first; the guests' PASS/FAIL/SKIP
 # lines, each name prefixed by the kernel ("PASS 6.12/mix.auto/restore", for
