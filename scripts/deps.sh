@@ -10,11 +10,12 @@
 #   DEPS=build  build dependencies only (this also runs inside the criu test
 #               roots, test/criu/suite-inner.sh)
 #   DEPS=all    also what `make check` compiles with: clang and its libFuzzer
-#               runtime
+#               runtime; and the kernel matrix's qemu (x86_64 and aarch64),
+#               busybox and cpio (test/qemu/deps.sh --list)
 #
-# The test harnesses install their own tools (test/qemu/deps.sh: qemu,
-# busybox; test/criu/roots.sh: debootstrap).  To add a dependency, add a
-# line to one of the pkgs_* functions below.
+# The test harnesses also install their own tools when missing
+# (test/qemu/deps.sh; test/criu/roots.sh: debootstrap).  To add a
+# dependency, add a line to one of the pkgs_* functions below.
 set -u
 
 DEPS=${DEPS:-all}
@@ -33,6 +34,7 @@ pkgs_check() {
 	echo clang
 	apt-cache show clang 2>/dev/null |
 		sed -n 's/^Depends:.*clang-\([0-9][0-9]*\).*/libclang-rt-\1-dev/p' | head -n1
+	bash "$(dirname "$0")/../test/qemu/deps.sh" --list
 }
 
 available() {

@@ -67,11 +67,12 @@ if [ -x "$ASAN_BUILD/ptimer" ]; then
 	done
 fi
 # the units, e2e, fuzz replay, the sanitizer stage (its units, its e2e and
-# the report check, or one SKIP), the kernel matrix, criu, containers, zdtm
+# the report check, or one SKIP), the kernel matrix (x86_64, arm64), criu,
+# containers, zdtm
 if [ -x "$ASAN_BUILD/ptimer" ]; then
-	plan $((${#units[@]} + 2 + ${#asan_units[@]} + 2 + 4))
+	plan $((${#units[@]} + 2 + ${#asan_units[@]} + 2 + 5))
 else
-	plan $((${#units[@]} + 2 + 1 + 4))
+	plan $((${#units[@]} + 2 + 1 + 5))
 fi
 
 for prog in "${units[@]}"; do
@@ -127,6 +128,21 @@ if [ "${PTIMER_MATRIX:-1}" = 0 ]; then
 else
 	echo "# test/qemu/matrix.sh $BUILD"
 	run kernel-matrix bash test/qemu/matrix.sh "$BUILD"
+fi
+# The same guest suite on Debian's arm64 kernels under qemu-system-aarch64,
+# with the programs cross-built into BUILD-arm64 (`make ARCH=arm64`);
+# a SKIP when they were not built.  PTIMER_MATRIX=0 or PTIMER_MATRIX_ARM64=0
+# leave it out.
+ARM64_BUILD=${PTIMER_ARM64_BUILD:-$BUILD-arm64}
+if [ "${PTIMER_MATRIX:-1}" = 0 ] || [ "${PTIMER_MATRIX_ARM64:-1}" = 0 ]; then
+	skip kernel-matrix-arm64 "PTIMER_MATRIX=0 or PTIMER_MATRIX_ARM64=0"
+	stage_done kernel-matrix-arm64 "$H_FAIL"
+elif [ ! -x "$ARM64_BUILD/ptimer" ] || [ ! -x "$ARM64_BUILD/test/zdtm_timers" ]; then
+	skip kernel-matrix-arm64 "$ARM64_BUILD/ptimer or $ARM64_BUILD/test/zdtm_timers not built ('make ARCH=arm64' cross-builds them)"
+	stage_done kernel-matrix-arm64 "$H_FAIL"
+else
+	echo "# test/qemu/matrix.sh $ARM64_BUILD arm64"
+	run kernel-matrix-arm64 bash test/qemu/matrix.sh "$ARM64_BUILD" arm64
 fi
 if [ -n "${PTIMER_SKIP_CRIU:-}" ]; then
 	skip criu "PTIMER_SKIP_CRIU is set"
