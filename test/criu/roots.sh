@@ -278,7 +278,7 @@ build_foreign() {
 		die "$NAME: cannot mount binfmt_misc on $bm (needed to run $ARCH programs while building the root)"
 	entry=$bm/ptimer-roots-$cpu
 	[ -e "$entry" ] && echo -1 >"$entry"
-	printf '%s' ":ptimer-roots-$cpu${BINFMT_AARCH64#:}:/usr/bin/qemu-$cpu-static:F" >"$bm/register" ||
+	printf '%s' ":ptimer-roots-$cpu:${BINFMT_AARCH64#:}:/usr/bin/qemu-$cpu-static:F" >"$bm/register" ||
 		die "$NAME: cannot register qemu-$cpu-static with binfmt_misc"
 	# shellcheck disable=SC2064
 	trap "echo -1 >'$entry' 2>/dev/null" EXIT
