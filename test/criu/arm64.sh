@@ -80,7 +80,7 @@ if [ -n "${PTIMER_ARM64_KERNEL:-}" ]; then
 	kernel=$PTIMER_ARM64_KERNEL
 	krel="$(basename "$kernel") (PTIMER_ARM64_KERNEL)"
 else
-	kernel=$(PTIMER_KERNEL_ARCH=arm64 bash "$top/test/qemu/kernels.sh" sid 2>"$TMP/kernel.err")
+	kernel=$(bash "$top/test/qemu/kernels.sh" sid arm64 2>"$TMP/kernel.err")
 	rc=$?
 	if [ "$rc" -ne 0 ] || [ ! -s "$kernel" ]; then
 		skip criu-arm64 "cannot fetch sid's arm64 kernel: $(tail -n 1 "$TMP/kernel.err")"
