@@ -16,7 +16,8 @@
 # the build packages below (a host as users have it: test/containers/).
 # A set with a line "@arch ARCH" (arm64) is a root of that Debian
 # architecture (test/criu/arm64.sh serves it to an arm64 guest): debootstrap
-# --foreign, then its second stage and apt run through qemu-aarch64-static,
+# --foreign (the set's packages included), then its second stage runs
+# through qemu-aarch64-static,
 # registered with binfmt_misc (flag F) only while the root is built, in a
 # mount namespace of its own; qemu-user-static is installed on the host when
 # missing.  The host's own roots and their recipes are unchanged by this.
@@ -190,9 +191,14 @@ build_root() {  # SUITE FINAL
 	log "$suite: debootstrap into $tmp (log: $boot_log)"
 	local kr=()
 	[ -r /usr/share/keyrings/debian-archive-keyring.gpg ] && kr=(--keyring=/usr/share/keyrings/debian-archive-keyring.gpg)
-	local foreign=()
-	[ -z "$ARCH" ] || foreign=(--arch="$ARCH" --foreign)
-	if ! debootstrap --variant=minbase "${foreign[@]}" "${kr[@]}" --include="$(IFS=,; echo "${BOOT_PKGS[*]}")" \
+	# A foreign root takes its set's packages from debootstrap too: apt
+	# under qemu-user spends minutes reading the package lists.
+	local foreign=() boot=("${BOOT_PKGS[@]}")
+	if [ -n "$ARCH" ]; then
+		foreign=(--arch="$ARCH" --foreign)
+		mapfile -t -O "${#boot[@]}" boot < <(base_pkgs; set_pkgs "$SET")
+	fi
+	if ! debootstrap --variant=minbase "${foreign[@]}" "${kr[@]}" --include="$(IFS=,; echo "${boot[*]}")" \
 		"$suite" "$tmp" "$uri" >"$boot_log" 2>&1; then
 		tail -n 15 "$boot_log" >&2
 		die "$suite: debootstrap failed (full log: $boot_log)"
@@ -208,8 +214,9 @@ build_root() {  # SUITE FINAL
 	cp /etc/resolv.conf "$tmp/etc/resolv.conf" 2>/dev/null || true
 	local apt_log="$ROOTS/.$NAME.apt.log" pkgs
 	mapfile -t pkgs < <(base_pkgs; set_pkgs "$SET")
-	log "$NAME: apt-get install ${pkgs[*]} (log: $apt_log)"
-	if ! "$here/enter.sh" "$tmp" --env DEBIAN_FRONTEND=noninteractive -- \
+	[ -z "$ARCH" ] || pkgs=()
+	[ ${#pkgs[@]} -eq 0 ] || log "$NAME: apt-get install ${pkgs[*]} (log: $apt_log)"
+	if [ ${#pkgs[@]} -gt 0 ] && ! "$here/enter.sh" "$tmp" --env DEBIAN_FRONTEND=noninteractive -- \
 		sh -c 'apt-get update -q && apt-get install -y -q "$@" && apt-get clean' sh "${pkgs[@]}" \
 		>"$apt_log" 2>&1; then
 		tail -n 15 "$apt_log" >&2
