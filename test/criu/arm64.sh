@@ -12,6 +12,10 @@
 #   2. the arm64 sid root (test/criu/roots.sh ensure sid arm64: debootstrap
 #      through qemu-user, cached), packed once into an uncompressed cpio
 #      beside it (ROOT.cpio, remade when the root's stamp changes);
+#      the plugin is built again from BUILD-ARM64's objects against the
+#      root's criu-plugin.h (make CRIU_PLUGIN_INC=...), as the x86 suite
+#      builds it inside each root: a cross build on a Debian 12 host takes
+#      criu 3.17's header, whose plugin refuses to dump;
 #   3. sid's arm64 kernel (test/qemu/kernels.sh, cached);
 #   4. qemu boots the kernel with ROOT.cpio + a small cpio of this run (the
 #      cross-built files, test/criu/suite-inner.sh and the harness, /init =
@@ -126,11 +130,27 @@ if ! root_cpio "$root" "$root.cpio" 2>"$TMP/cpio.err"; then
 fi
 echo "# criu-arm64: $root.cpio: $(($(stat -c %s "$root.cpio") / 1048576)) MiB, ready after $(elapsed "$t0" "$(now)") s"
 
+# ---- the plugin, against this criu's criu-plugin.h -------------------------------
+if [ ! -f "$root/usr/include/criu/criu-plugin.h" ]; then
+	fail criu-arm64/plugin-build "no usr/include/criu/criu-plugin.h in $root (libcriu-dev)"
+	finish
+fi
+mkdir -p "$TMP/criu-inc"
+cp -r "$root/usr/include/criu" "$TMP/criu-inc/"
+cp -a "$B" "$TMP/build"
+rm -f "$TMP/build/plugin/ptimer_plugin.o" "$TMP/build/ptimer_plugin.so"
+if ! make -C "$top" ARCH=arm64 B="$TMP/build" CRIU_PLUGIN_INC="$TMP/criu-inc" "$TMP/build/ptimer_plugin.so" \
+	>"$TMP/plugin.log" 2>&1 || ! grep -q -- '-DPTIMER_HAVE_CHECKPOINT_DEVICES' "$TMP/plugin.log"; then
+	fail criu-arm64/plugin-build "make ARCH=arm64 CRIU_PLUGIN_INC=(criu $(sed -n 's/^criu=//p' "$root/.ptimer-root")) ptimer_plugin.so: $(tail -n 3 "$TMP/plugin.log" | tr '\n' ' ' | cut -c1-300)"
+	finish
+fi
+echo "# criu-arm64: ptimer_plugin.so rebuilt against the root's criu-plugin.h (criu $(sed -n 's/^#define CRIU_VERSION "\(.*\)"$/\1/p' "$TMP/criu-inc/criu/version.h"))"
+
 # ---- this run's files ------------------------------------------------------------
 o=$TMP/overlay
 mkdir -p "$o/ptimer-bin/usr/bin" "$o/ptimer-bin/usr/lib/criu" "$o/ptimer-bin/build/test" "$o/ptimer-criu"
 cp "$B/ptimer" "$o/ptimer-bin/usr/bin/"
-cp "$B/ptimer_plugin.so" "$o/ptimer-bin/usr/lib/criu/"
+cp "$TMP/build/ptimer_plugin.so" "$o/ptimer-bin/usr/lib/criu/"
 for f in zdtm_timers pending_timer rseq_cs_loop; do
 	[ -f "$B/test/$f" ] && cp "$B/test/$f" "$o/ptimer-bin/build/test/"
 done
