@@ -168,13 +168,25 @@ collect() {
 	return 0
 }
 
+# proc_timers PID: the process's timers as /proc/PID/timers shows them, one
+# "ID SIGNAL NOTIFY CLOCKID" line a timer, sorted by ID.
+proc_timers() {
+	awk '/^ID:/ { id = $2 } /^signal:/ { s = $2 } /^notify:/ { n = $2 }
+		/^ClockID:/ { print id, s, n, $2 }' "/proc/$1/timers" | sort -n
+}
+
 # scenario NAME SCENARIO KIND DUMP-ENV... : start, dump (plugin), restore
-# (plugin), verify.  Checks the plugin's own restore log line.
+# (plugin), verify.  Checks the plugin's own restore log line and, for a
+# plain process (pids kept: the notify pids read the same) whose timers all
+# come back as they were (not the exited-thread one), /proc/PID/timers
+# before the dump against after the restore.
 scenario() {
 	local name=$1 sc=$2 kind=$3 img
 	shift 3
 	start "$name" criu "$sc" "$kind" || return 1
 	img=$D.img
+	rm -f "$D/timers.before"
+	[ "$kind" = plain ] && [ "$sc" != exited ] && proc_timers "$PID" >"$D/timers.before"
 	dump "$name" "$img" "$@" -- --libdir "$LIBDIR" || { kill_wait "$PID"; return 1; }
 	restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
 	if [ "$RC" -ne 0 ]; then
@@ -182,6 +194,14 @@ scenario() {
 		return 1
 	fi
 	pass "$name/restore (${RTIME} s; dump ${DTIME} s)"
+	if [ -s "$D/timers.before" ]; then
+		proc_timers "$RPID" >"$D/timers.after"
+		if cmp -s "$D/timers.before" "$D/timers.after"; then
+			pass "$name/proc-timers: /proc/PID/timers the same before the dump and after the restore ($(wc -l <"$D/timers.after") timers)"
+		else
+			fail "$name/proc-timers" "/proc/PID/timers differ after the restore: $(diff "$D/timers.before" "$D/timers.after" | grep '^[<>]' | head -n 4 | tr '\n' ' ')"
+		fi
+	fi
 	case " $* " in
 	*PTIMER_CRIU_MODE=native*)
 		if grep -q 'ptimer: .*criu restored match the image' "$img/restore.log"; then
@@ -523,8 +543,7 @@ crit_case() {  # SCENARIO
 	local name=core-strip-$1 pid f base
 	start "$name" setup "$1" plain || return 1
 	pid=$PID
-	awk -v self="$pid" '/^ID:/ { id = $2 } /^signal:/ { s = $2 } /^notify:/ { n = $2 }
-		/^ClockID:/ { print id, s, n, $2 }' "/proc/$pid/timers" | sort -n >"$D/timers.before"
+	proc_timers "$pid" >"$D/timers.before"
 	dump "$name" "$D.A" PTIMER_CRIU_MODE=native -- --libdir "$LIBDIR" --leave-running || { kill_wait "$pid"; return 1; }
 	dump "$name" "$D.B" PTIMER_CRIU_MODE=native -- --libdir "$LIBDIR" --leave-running || { kill_wait "$pid"; return 1; }
 	dump "$name" "$D.C" -- --libdir "$LIBDIR" || { kill_wait "$pid"; return 1; }
@@ -554,8 +573,7 @@ crit_case() {  # SCENARIO
 		fail "$name/restore" "criu restore of the stripped dump: exit $RC: $(logtail "$D.C/restore.log")"
 		return 1
 	fi
-	awk -v self="$RPID" '/^ID:/ { id = $2 } /^signal:/ { s = $2 } /^notify:/ { n = $2 }
-		/^ClockID:/ { print id, s, n, $2 }' "/proc/$RPID/timers" | sort -n >"$D/timers.after"
+	proc_timers "$RPID" >"$D/timers.after"
 	if cmp -s "$D/timers.before" "$D/timers.after"; then
 		pass "$name/restore: /proc/PID/timers identical ($(wc -l <"$D/timers.after") timers)"
 	else
