@@ -107,7 +107,7 @@ static void test_bad(void)
 
 	snprintf(want, sizeof(want), "%s:2: unknown key 'stirct'", file);
 	expect_bad("conf: an unknown key names file, line and key", "strict = no\nstirct = yes\n", NULL, NULL, want);
-	snprintf(want, sizeof(want), "%s:1: criu-mode = 'nativ': expected takeover or native", file);
+	snprintf(want, sizeof(want), "%s:1: criu-mode = 'nativ': expected auto, takeover or native", file);
 	expect_bad("conf: a bad value names file, line, key and what is expected", "criu-mode = nativ\n",
 		   NULL, NULL, want);
 	snprintf(want, sizeof(want), "%s:1: strict = '': expected yes or no", file);
