@@ -36,9 +36,13 @@
  * instead of silently dropping timers.
  *
  * Settings come from /etc/criu/ptimer.conf and criu's environment
- * (plugin/conf.h).  criu-mode native (PTIMER_CRIU_MODE=native) leaves timers
- * to criu (4.2+ restores exact IDs itself): the plugin then only writes its
- * image and, at restore, verifies what criu made.
+ * (plugin/conf.h).  criu-mode auto (the default) leaves to criu the timers
+ * it saved right when criu is 4.2+ on a kernel with the exact-ID prctl (its
+ * restorer then makes exact IDs itself, at no cost a task) and takes the
+ * others over; a restore by a criu that cannot make exact IDs takes them all
+ * over at init (take_over_auto_images).  criu-mode takeover always takes
+ * them over; native (PTIMER_CRIU_MODE=native) always leaves them to criu and
+ * at restore verifies what criu made.
  *
  * Its errors and warnings carry criu's own tags, "Error (FILE:LINE): " and
  * "Warn  (FILE:LINE): " (criu's pr_err/pr_warn), so that what greps criu's
