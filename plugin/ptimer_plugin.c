@@ -446,7 +446,9 @@ static int finish_task(struct dumped_task *d, const char *dir, struct ptimer_err
 {
 	struct ptimer_dump_opts o = { 0 };
 	struct ptimer_criu_core *c = NULL;
-	enum ptimer_criu_mode mode = conf.criu_mode;
+	/* strict read the timers itself at CHECKPOINT_DEVICES: ptimer's */
+	enum ptimer_criu_mode mode = conf.strict && conf.criu_mode == PTIMER_CRIU_AUTO ? PTIMER_CRIU_TAKEOVER :
+				     conf.criu_mode;
 	struct ptimer_timer *timers;
 	uint32_t n;
 	int ret;

@@ -172,7 +172,8 @@ scenario() {
 		else
 			fail "$name/plugin-verified" "no 'ptimer: ... match the image' in restore.log: $(logtail "$img/restore.log")"
 		fi ;;
-	*PTIMER_CRIU_MODE=takeover*)
+	*PTIMER_CRIU_MODE=takeover* | *PTIMER_STRICT=yes*)
+		# strict reads the timers itself at dump: ptimer restores them
 		plugin_restored "$name" "$img" ;;
 	*)
 		# criu-mode auto (the default): criu 4.2 on a kernel with the
@@ -221,12 +222,14 @@ auto_decision() {
 # ---- bench -------------------------------------------------------------------
 
 # tree_round CASE NPROC NTIMERS MODE: start bench_tree NPROC NTIMERS, criu
-# dump it (MODE plugin: with --libdir), criu restore -d the image the same
-# way, check every restored process holds NTIMERS timers, kill the tree.
+# dump it (MODE plugin: with --libdir; takeover: the same, with criu-mode
+# takeover), criu restore -d the image the same way, check every restored
+# process holds NTIMERS timers, kill the tree.
 # DTIME, RTIME (seconds) set; TREE_WHY on failure.
 tree_round() {
-	local tc=$1 nproc=$2 ntim=$3 mode=$4 d=$W/tree-$1 img=$W/tree-$1.img lib=() pid t0 n nbad p procs
-	[ "$mode" = plugin ] && lib=(--libdir "$LIBDIR")
+	local tc=$1 nproc=$2 ntim=$3 mode=$4 d=$W/tree-$1 img=$W/tree-$1.img lib=() pid t0 n nbad p procs cmode=auto
+	[ "$mode" != alone ] && lib=(--libdir "$LIBDIR")
+	[ "$mode" = takeover ] && cmode=takeover
 	rm -rf "$d" "$img"
 	mkdir -p "$d" "$img"
 	( cd / && exec setsid "$SRC/build/test/bench_tree" "$nproc" "$ntim" "$d" >"$d/out" 2>&1 </dev/null ) &
@@ -237,7 +240,7 @@ tree_round() {
 	fi
 	pid=$(cat "$d/pid")
 	t0=$EPOCHREALTIME
-	timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$pid" -D "$img" -o dump.log "${lib[@]}" >"$img/dump.out" 2>&1
+	PTIMER_CRIU_MODE=$cmode timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$pid" -D "$img" -o dump.log "${lib[@]}" >"$img/dump.out" 2>&1
 	RC=$?
 	DTIME=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
 	if [ "$RC" -ne 0 ]; then
@@ -306,15 +309,18 @@ if [ "$what" = bench ]; then
 	done
 	# Trees: criu dump + criu restore -d of a whole tree, alone and with
 	# the plugin in turn (alone, plugin, plugin, alone, ...), so that both
-	# see the same machine; medians of RUNS pairs.
+	# see the same machine; medians of RUNS pairs.  On criu 4.2+ also
+	# criu-mode takeover (auto leaves the timers to criu there).
+	tmodes="alone plugin"
+	case $CRIU_VERSION in 4.[2-9]* | [5-9].*) tmodes="alone plugin takeover" ;; esac
 	for tc in 300x0 300x1 4x20000; do
 		[[ " $SETS " == *" tree-$tc "* ]] || continue
 		nproc=${tc%x*} ntim=${tc#*x}
 		declare -A dt=() rt=()
 		bad=
 		for ((r = 0; r < RUNS && !bad; r++)); do
-			order="alone plugin"
-			((r % 2)) && order="plugin alone"
+			order=$tmodes
+			((r % 2)) && order=$(echo "$tmodes" | awk '{ for (i = NF; i > 0; i--) printf "%s%s", $i, (i > 1 ? " " : "") }')
 			for mode in $order; do
 				if ! tree_round "$tc" "$nproc" "$ntim" "$mode"; then
 					echo "bench: $suite tree-$tc $mode FAILED: $TREE_WHY"
@@ -325,7 +331,7 @@ if [ "$what" = bench ]; then
 			done
 		done
 		[ -n "$bad" ] && continue
-		for mode in alone plugin; do
+		for mode in $tmodes; do
 			echo "bench-tree: $suite $CRIU_VERSION $tc $mode $(printf '%s\n' ${dt[$mode]} | median) $(printf '%s\n' ${rt[$mode]} | median) dump: ${dt[$mode]}restore: ${rt[$mode]}"
 		done
 	done
@@ -678,6 +684,7 @@ run_cases prepare \
 	scenario:sparse100k:sparse100k:plain \
 	scenario:takeover-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=takeover \
 	case_auto_fallback \
+	scenario:strict-stride:stride:plain:PTIMER_STRICT=yes \
 	scenario:mix:mix:plain \
 	scenario:threads:threads:plain \
 	scenario:cpuclocks:cpuclocks:plain \
