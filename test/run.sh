@@ -3,7 +3,7 @@
 #
 # test/run.sh BUILD - every unit test program (BUILD/test/test_*), then the
 # end-to-end script (test/e2e.sh), the fuzz corpus replay (test/fuzz/run.sh),
-# both suites again built with ASan and UBSan (BUILD-asan, SKIP when not
+# the cross build for the other architecture (test/cross.sh), both suites again built with ASan and UBSan (BUILD-asan, SKIP when not
 # built), then the suite against real criu 4.1.1 and 4.2.1 in cached Debian
 # roots (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips it), then container
 # runtimes (test/containers/suite.sh; skipped by PTIMER_SKIP_CRIU=1 or
@@ -69,9 +69,9 @@ fi
 # the units, e2e, fuzz replay, the sanitizer stage (its units, its e2e and
 # the report check, or one SKIP), the kernel matrix, criu, containers, zdtm
 if [ -x "$ASAN_BUILD/ptimer" ]; then
-	plan $((${#units[@]} + 2 + ${#asan_units[@]} + 2 + 4))
+	plan $((${#units[@]} + 3 + ${#asan_units[@]} + 2 + 4))
 else
-	plan $((${#units[@]} + 2 + 1 + 4))
+	plan $((${#units[@]} + 3 + 1 + 4))
 fi
 
 for prog in "${units[@]}"; do
@@ -86,6 +86,10 @@ run e2e bash test/e2e.sh "$BUILD"
 # through BUILD/fuzz/fuzz_<target> (libFuzzer, ASan, UBSan; 'make fuzz-build').
 echo "# test/fuzz/run.sh replay $BUILD"
 run fuzz-replay bash test/fuzz/run.sh replay "$BUILD"
+# test/cross.sh: `make ARCH=arm64` (the other architecture) into build-arm64/,
+# what file, readelf and qemu-user say of it.
+echo "# test/cross.sh $BUILD"
+run cross bash test/cross.sh "$BUILD"
 # The unit programs and test/e2e.sh again against BUILD-asan ('make asan':
 # host code and test programs with ASan and UBSan, the blob as always).
 # Sanitizer reports go to files (log_path), so a report from a process whose
