@@ -7,7 +7,7 @@
  * here through a SIGUSR2 handler (siglongjmp) instead of through ptrace as in
  * the target.  Then the end a target runs when ptimer has died: with the
  * notify signal ignored, the blob must land at the resume context's IP with
- * its registers and signal mask.
+ * its registers and signal mask (`test_blob_local resume`: that alone).
  *
  * Checks probe, exact-ID restore (IDs, values, a timer that fires with its
  * signal and sival, prctl left off), gettime, EBUSY rollback, linear restore
@@ -265,32 +265,57 @@ static void test_linear(struct region *r)
 
 /*
  * The end of the blob without a tracer: the notify signal (SIGURG, ignored
- * by default) vanishes and the blob jumps into the resume context: here a
- * landing function on a stack of its own, with rdi, rbx, r15 and a signal
- * mask (SIGTERM blocked) to check.
+ * by default) vanishes and the blob returns into the resume context: here a
+ * landing function on a stack of its own, with the first argument register,
+ * two callee-saved registers and a signal mask (SIGTERM blocked) to check.
+ * x86_64: rdi, rbx, r15 (the end reloads them and jumps through memory);
+ * aarch64: x0, x19, x28 (the end goes through rt_sigreturn).
  */
-static volatile uint64_t landed_rdi, landed_rbx, landed_r15;
+static volatile uint64_t landed_arg0, landed_r1, landed_r2;
 static volatile int landed_term_blocked;
 static sigjmp_buf resume_return;
 
-static void __attribute__((used)) landed_c(uint64_t rdi)
+static void __attribute__((used)) landed_c(uint64_t arg0)
 {
 	sigset_t now;
 
-	landed_rdi = rdi;
+	landed_arg0 = arg0;
 	sigprocmask(SIG_SETMASK, NULL, &now);
 	landed_term_blocked = sigismember(&now, SIGTERM);
 	siglongjmp(resume_return, 1);
 }
 
-/* rbx and r15 as the blob left them, then C with the stack aligned. */
+/* the two registers as the blob left them, then C with the stack aligned */
+#if defined(__x86_64__)
+#define CTX_R1		PTIMER_CTX_RBX
+#define CTX_R2		PTIMER_CTX_R15
+#define CTX_FLAGS	PTIMER_CTX_EFLAGS
+#define FLAGS		0x202		/* IF, and the always-one bit */
+#define REG_NAMES	"rdi/rbx/r15"
 __asm__(".text\n"
 	"landed:\n\t"
-	"mov %rbx, landed_rbx(%rip)\n\t"
-	"mov %r15, landed_r15(%rip)\n\t"
+	"mov %rbx, landed_r1(%rip)\n\t"
+	"mov %r15, landed_r2(%rip)\n\t"
 	"and $-16, %rsp\n\t"
 	"call landed_c\n\t"
 	"ud2\n");
+#elif defined(__aarch64__)
+#define CTX_R1		(19 * 8)
+#define CTX_R2		(28 * 8)
+#define CTX_FLAGS	PTIMER_CTX_PSTATE
+#define FLAGS		0		/* EL0t, flags clear */
+#define REG_NAMES	"x0/x19/x28"
+__asm__(".text\n"
+	"landed:\n\t"
+	"adrp x9, landed_r1\n\t"
+	"str x19, [x9, :lo12:landed_r1]\n\t"
+	"adrp x9, landed_r2\n\t"
+	"str x28, [x9, :lo12:landed_r2]\n\t"
+	"mov x9, sp\n\t"
+	"and sp, x9, #-16\n\t"
+	"bl landed_c\n\t"
+	"udf #0\n");
+#endif
 extern char landed[];
 
 static void test_resume(struct region *r)
@@ -302,26 +327,28 @@ static void test_resume(struct region *r)
 
 	args_init(r, PTIMER_OP_PROBE, PTIMER_MODE_EXACT, 0);
 	memset(regs, 0, sizeof(c->regs));
-	regs[PTIMER_CTX_RIP / 8] = (uint64_t)(uintptr_t)landed;
-	regs[PTIMER_CTX_RSP / 8] = (uint64_t)(uintptr_t)(stack + sizeof(stack) - 512);
-	regs[PTIMER_CTX_RDI / 8] = 0x1122334455667788ull;
-	regs[PTIMER_CTX_RBX / 8] = 0xb0b0b0b0b0b0b0b0ull;
-	regs[PTIMER_CTX_R15 / 8] = 0xf15f15f15f15f15full;
-	regs[PTIMER_CTX_EFLAGS / 8] = 0x202;
+	regs[PTIMER_CTX_IP / 8] = (uint64_t)(uintptr_t)landed;
+	regs[PTIMER_CTX_SP / 8] = (uint64_t)(uintptr_t)(stack + sizeof(stack) - 512);
+	regs[PTIMER_CTX_ARG0 / 8] = 0x1122334455667788ull;
+	regs[CTX_R1 / 8] = 0xb0b0b0b0b0b0b0b0ull;
+	regs[CTX_R2 / 8] = 0xf15f15f15f15f15full;
+	regs[CTX_FLAGS / 8] = FLAGS;
 	sigprocmask(SIG_SETMASK, NULL, &mask);
 	sigaddset(&mask, SIGTERM);
 	memcpy(&c->sigmask, &mask, sizeof(c->sigmask));
 	c->sig = SIGURG;
 	if (sigsetjmp(resume_return, 1) == 0)
 		((void (*)(void))(uintptr_t)r->base)();
-	CHECK("blob end without a tracer: lands at the resume IP with rdi/rbx/r15 and the mask",
-	      landed_rdi == 0x1122334455667788ull && landed_rbx == 0xb0b0b0b0b0b0b0b0ull &&
-	      landed_r15 == 0xf15f15f15f15f15full && landed_term_blocked == 1,
-	      "rdi %#llx rbx %#llx r15 %#llx SIGTERM blocked %d", (unsigned long long)landed_rdi,
-	      (unsigned long long)landed_rbx, (unsigned long long)landed_r15, landed_term_blocked);
+	CHECK("blob end without a tracer: lands at the resume IP with " REG_NAMES " and the mask",
+	      landed_arg0 == 0x1122334455667788ull && landed_r1 == 0xb0b0b0b0b0b0b0b0ull &&
+	      landed_r2 == 0xf15f15f15f15f15full && landed_term_blocked == 1,
+	      "arg0 %#llx r1 %#llx r2 %#llx SIGTERM blocked %d", (unsigned long long)landed_arg0,
+	      (unsigned long long)landed_r1, (unsigned long long)landed_r2, landed_term_blocked);
 }
 
-int main(void)
+/* argv[1] "resume": only the end without a tracer, which needs nothing of
+ * the kernel's timers (test/cross.sh runs it under qemu-user) */
+int main(int argc, char **argv)
 {
 	struct sigaction sa;
 	struct region r;
@@ -344,6 +371,10 @@ int main(void)
 	}
 	CHECK("blob: size is a multiple of 4096 and entry is offset 0",
 	      blob_len() % PAGE == 0 && blob_len() > 0, "%zu bytes", blob_len());
+	if (argc > 1 && !strcmp(argv[1], "resume")) {
+		test_resume(&r);
+		return CHECK_EXIT();
+	}
 
 	test_probe(&r, &have_prctl, &probe_id);
 	if (have_prctl)
