@@ -10,7 +10,9 @@
 #     multiarch directories (ldd cannot read a foreign binary);
 #   - the blob is the target's (blob.elf's machine) and a whole number of
 #     pages;
-#   - with qemu-user (qemu-aarch64[-static]) the cross-built ptimer runs:
+#   - with qemu-user (qemu-aarch64[-static]) the cross-built programs run:
+#     the blob's syscall stub and its ends without a tracer
+#     (test_blob_local ends: the mark, registers and signal mask), ptimer
 #     --version says VERSION, and show --json of an image BUILD/ptimer
 #     encoded from a test fixture prints what BUILD/ptimer prints.
 # What runs a cross-built ptimer against a kernel (ptrace, which qemu-user
@@ -34,7 +36,7 @@ if ! command -v "$TRIPLET-gcc" >/dev/null 2>&1; then
 fi
 
 t0=$(now)
-if ! out=$(make -s ARCH="$A" 2>&1); then
+if ! out=$(make -s ARCH="$A" all "$B/test/test_blob_local" 2>&1); then
 	fail cross/build "make ARCH=$A: $(echo "$out" | tail -n 3 | tr '\n' ' ')"
 	totals
 	exit 1
@@ -73,9 +75,18 @@ elif [ ! -x "$BUILD/ptimer" ]; then
 else
 	TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-cross.XXXXXX")
 	trap 'rm -rf "$TMP"' EXIT
-	QRUN=("$QEMU_BIN" -L "/usr/$TRIPLET" "$B/ptimer")
+	# without the host's LD_PRELOAD (stdbuf's, from test/run.sh): the
+	# target's loader cannot load a host library
+	QRUN=(env -u LD_PRELOAD "$QEMU_BIN" -L "/usr/$TRIPLET" "$B/ptimer")
 	v=$("${QRUN[@]}" --version 2>&1)
 	check "cross/qemu-user: $A ptimer --version" "printed: $v" grep -q "^ptimer $(cat VERSION) " <<<"$v"
+	# the in-target code's stub and ends, which need no ptrace
+	env -u LD_PRELOAD "$QEMU_BIN" -L "/usr/$TRIPLET" "$B/test/test_blob_local" ends >"$TMP/ends.out" 2>&1
+	sed 's/^\(PASS\|FAIL\|SKIP\) /\1 cross\/qemu-user: /' "$TMP/ends.out"
+	sed 's/^\(PASS\|FAIL\|SKIP\) /\1 cross\/qemu-user: /' "$TMP/ends.out" >"$TMP/ends.tally"
+	tally "$TMP/ends.tally"
+	grep -q '^PASS .*stub end without a tracer' "$TMP/ends.out" ||
+		fail cross/qemu-user/ends "test_blob_local ends: $(oneline "$TMP/ends.out" 300)"
 	"$BUILD/ptimer" encode -i test/e2e/fixtures/sparse.json -o "$TMP/img" >"$TMP/enc.out" 2>&1
 	"$BUILD/ptimer" show --json "$TMP/img" >"$TMP/host.json" 2>&1
 	"${QRUN[@]}" show --json "$TMP/img" >"$TMP/cross.json" 2>&1

@@ -399,11 +399,13 @@ static uint64_t stub_area_scan(struct ptimer_blob *b, bool *left)
 	while (!at && fgets(line, sizeof(line), f)) {
 		unsigned long start, end;
 		unsigned char tail[STUB_AREA + 64];
+		uint64_t size;
 		char perms[8];
 		size_t i;
 
+		/* never ptimer's own code (a leftover's padding): removing it would remove the stub */
 		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3 || perms[2] != 'x' ||
-		    end - start < sizeof(tail) || strstr(line, "[vsyscall]"))
+		    end - start < sizeof(tail) || strstr(line, "[vsyscall]") || is_leftover(b, start, &size))
 			continue;
 		if (vm_read(b, end - sizeof(tail), tail, sizeof(tail), NULL))
 			continue;
@@ -662,6 +664,7 @@ static int remove_leftovers_pass(struct ptimer_blob *b)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long start, end, ino;
+		struct ptimer_err why = { "" };
 		uint64_t size;
 		char perms[8];
 		long ret = 0;
@@ -671,10 +674,10 @@ static int remove_leftovers_pass(struct ptimer_blob *b)
 		    (strcmp(perms, "r-xp") && strcmp(perms, "rw-p")) || strchr(line, '[') ||
 		    end - start < b->code_size || !is_leftover(b, start, &size))
 			continue;
-		if (remote_syscall(b, __NR_munmap, &ret, start, size, 0, 0, 0, 0, NULL) || ret)
+		if (remote_syscall(b, __NR_munmap, &ret, start, size, 0, 0, 0, 0, &why) || ret)
 			blob_log(PTIMER_BLOB_LOG_WARN, "process %d holds ptimer's code at %#lx (%llu bytes), left by a "
-				   "ptimer that was killed; removing it failed (%ld)", b->tgid, start,
-				   (unsigned long long)size, ret);
+				   "ptimer that was killed; removing it failed (%s)", b->tgid, start,
+				   (unsigned long long)size, why.msg[0] ? why.msg : strerror((int)-ret));
 		else {
 			blob_log(PTIMER_BLOB_LOG_WARN, "process %d held ptimer's code at %#lx (%llu bytes), left by a "
 				   "ptimer that was killed: removed", b->tgid, start, (unsigned long long)size);

@@ -7,7 +7,8 @@
  * here through a SIGUSR2 handler (siglongjmp) instead of through ptrace as in
  * the target.  Then the end a target runs when ptimer has died: with the
  * notify signal ignored, the blob must land at the resume context's IP with
- * its registers and signal mask (`test_blob_local resume`: that alone).
+ * its registers and signal mask, and the syscall stub's mark and end
+ * (`test_blob_local ends`: those alone).
  *
  * Checks probe, exact-ID restore (IDs, values, a timer that fires with its
  * signal and sival, prctl left off), gettime, EBUSY rollback, linear restore
@@ -16,6 +17,7 @@
  */
 #include <errno.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -318,14 +320,13 @@ __asm__(".text\n"
 #endif
 extern char landed[];
 
-static void test_resume(struct region *r)
+/* A resume context that lands in landed() with known registers and SIGTERM blocked. */
+static void landing_ctx(struct ptimer_resume_ctx *c)
 {
 	static uint8_t stack[16384] __attribute__((aligned(16)));
-	struct ptimer_resume_ctx *c = ctx_of(r);
-	sigset_t mask;
 	uint64_t *regs = c->regs;
+	sigset_t mask;
 
-	args_init(r, PTIMER_OP_PROBE, PTIMER_MODE_EXACT, 0);
 	memset(regs, 0, sizeof(c->regs));
 	regs[PTIMER_CTX_IP / 8] = (uint64_t)(uintptr_t)landed;
 	regs[PTIMER_CTX_SP / 8] = (uint64_t)(uintptr_t)(stack + sizeof(stack) - 512);
@@ -337,17 +338,92 @@ static void test_resume(struct region *r)
 	sigaddset(&mask, SIGTERM);
 	memcpy(&c->sigmask, &mask, sizeof(c->sigmask));
 	c->sig = SIGURG;
+	landed_arg0 = landed_r1 = landed_r2 = 0;
+	landed_term_blocked = 0;
+}
+
+static bool landed_ok(void)
+{
+	return landed_arg0 == 0x1122334455667788ull && landed_r1 == 0xb0b0b0b0b0b0b0b0ull &&
+	       landed_r2 == 0xf15f15f15f15f15full && landed_term_blocked == 1;
+}
+
+#define LANDED_FMT	"arg0 %#llx r1 %#llx r2 %#llx SIGTERM blocked %d"
+#define LANDED_ARGS	(unsigned long long)landed_arg0, (unsigned long long)landed_r1, \
+			(unsigned long long)landed_r2, landed_term_blocked
+
+static void test_resume(struct region *r)
+{
+	args_init(r, PTIMER_OP_PROBE, PTIMER_MODE_EXACT, 0);
+	landing_ctx(ctx_of(r));
 	if (sigsetjmp(resume_return, 1) == 0)
 		((void (*)(void))(uintptr_t)r->base)();
 	CHECK("blob end without a tracer: lands at the resume IP with " REG_NAMES " and the mask",
-	      landed_arg0 == 0x1122334455667788ull && landed_r1 == 0xb0b0b0b0b0b0b0b0ull &&
-	      landed_r2 == 0xf15f15f15f15f15full && landed_term_blocked == 1,
-	      "arg0 %#llx r1 %#llx r2 %#llx SIGTERM blocked %d", (unsigned long long)landed_arg0,
-	      (unsigned long long)landed_r1, (unsigned long long)landed_r2, landed_term_blocked);
+	      landed_ok(), LANDED_FMT, LANDED_ARGS);
 }
 
-/* argv[1] "resume": only the end without a tracer, which needs nothing of
- * the kernel's timers (test/cross.sh runs it under qemu-user) */
+/*
+ * The syscall stub as the host places it (restorer/abi.h: [STUB_OFF,
+ * STUB_CTX_OFF) of the blob, the resume context right after), entered with
+ * getpid as its syscall and a mark request: it must write the mark the host
+ * looks for ("ptimer-restorer", base = the syscall's result, size) at
+ * result + mark_at, then end like the blob.  stub_enter(stub, nr, mark_at,
+ * mark_size) loads the stub's registers (restorer/arch/ARCH/regs.h) and
+ * jumps; it never returns (landed() does, through siglongjmp).
+ */
+#if defined(__x86_64__)
+__asm__(".text\n"
+	"stub_enter:\n\t"
+	"mov %rsi, %rax\n\t"
+	"mov %rdx, %r13\n\t"
+	"mov %rcx, %r14\n\t"
+	"jmp *%rdi\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+	"stub_enter:\n\t"
+	"mov x8, x1\n\t"
+	"mov x22, x2\n\t"
+	"mov x23, x3\n\t"
+	"br x0\n");
+#endif
+void stub_enter(void *stub, long nr, uint64_t mark_at, uint64_t mark_size);
+
+static void test_stub(void)
+{
+	static struct { char magic[16]; uint64_t base, size; } mark;
+	size_t len = PTIMER_STUB_CTX_OFF - PTIMER_STUB_OFF;
+	struct ptimer_resume_ctx *c;
+	uint8_t *area;
+	pid_t pid = getpid();
+
+	area = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED) {
+		FAIL("stub: map", "%s", strerror(errno));
+		return;
+	}
+	memcpy(area, ptimer_blob_start + PTIMER_STUB_OFF, len);
+	c = (struct ptimer_resume_ctx *)(area + len);
+	memset(c, 0, sizeof(*c));
+	landing_ctx(c);
+	memset(&mark, 0, sizeof(mark));
+	if (mprotect(area, PAGE, PROT_READ | PROT_EXEC)) {
+		FAIL("stub: mprotect", "%s", strerror(errno));
+		return;
+	}
+	__builtin___clear_cache((char *)area, (char *)area + len);
+	if (sigsetjmp(resume_return, 1) == 0)
+		stub_enter(area, SYS_getpid, (uint64_t)(uintptr_t)&mark - (uint64_t)pid, 0x13000);
+	CHECK("stub: writes the mark at result + mark_at (\"ptimer-restorer\", base, size)",
+	      !memcmp(mark.magic, "ptimer-restorer", 16) && mark.base == (uint64_t)pid && mark.size == 0x13000,
+	      "magic '%.15s' base %#llx (pid %d) size %#llx", mark.magic, (unsigned long long)mark.base, pid,
+	      (unsigned long long)mark.size);
+	CHECK("stub end without a tracer: lands at the resume IP with " REG_NAMES " and the mask",
+	      landed_ok(), LANDED_FMT, LANDED_ARGS);
+	munmap(area, PAGE);
+}
+
+/* argv[1] "ends": only the stub and the ends without a tracer, which need
+ * nothing of the kernel's timers (test/cross.sh runs them under qemu-user) */
 int main(int argc, char **argv)
 {
 	struct sigaction sa;
@@ -371,7 +447,8 @@ int main(int argc, char **argv)
 	}
 	CHECK("blob: size is a multiple of 4096 and entry is offset 0",
 	      blob_len() % PAGE == 0 && blob_len() > 0, "%zu bytes", blob_len());
-	if (argc > 1 && !strcmp(argv[1], "resume")) {
+	if (argc > 1 && !strcmp(argv[1], "ends")) {
+		test_stub();
 		test_resume(&r);
 		return CHECK_EXIT();
 	}
@@ -382,6 +459,7 @@ int main(int argc, char **argv)
 	else
 		SKIP("blob exact", "PR_TIMER_CREATE_RESTORE_IDS not supported (kernel before 6.15)");
 	test_linear(&r);
+	test_stub();
 	test_resume(&r);
 	return CHECK_EXIT();
 }

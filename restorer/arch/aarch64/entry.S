@@ -30,6 +30,10 @@
 #define NR_sigaltstack	132
 #define NR_rt_sigreturn	139
 
+/* the mark's magic "ptimer-restorer\0" as two little-endian words */
+#define MARK_LO		0x722d72656d697470
+#define MARK_HI		0x007265726f747365
+
 /* notify the tracer, else resume the thread from the context at \ctx */
 .macro	notify_then_resume ctx
 	adr	x19, \ctx
@@ -122,14 +126,14 @@ stub:
 	cmn	x0, #4095			/* -4095..-1: an error */
 	b.hs	1f
 	add	x9, x0, x22
-	movz	x10, #0x7470			/* "ptimer-r" */
-	movk	x10, #0x6d69, lsl #16
-	movk	x10, #0x6572, lsl #32
-	movk	x10, #0x722d, lsl #48
-	movz	x11, #0x7365			/* "estorer\0" */
-	movk	x11, #0x6f74, lsl #16
-	movk	x11, #0x7265, lsl #32
-	movk	x11, #0x0072, lsl #48
+	movz	x10, #(MARK_LO & 0xffff)		/* "ptimer-r" */
+	movk	x10, #((MARK_LO >> 16) & 0xffff), lsl #16
+	movk	x10, #((MARK_LO >> 32) & 0xffff), lsl #32
+	movk	x10, #((MARK_LO >> 48) & 0xffff), lsl #48
+	movz	x11, #(MARK_HI & 0xffff)		/* "estorer\0" */
+	movk	x11, #((MARK_HI >> 16) & 0xffff), lsl #16
+	movk	x11, #((MARK_HI >> 32) & 0xffff), lsl #32
+	movk	x11, #((MARK_HI >> 48) & 0xffff), lsl #48
 	stp	x10, x11, [x9]
 	stp	x0, x23, [x9, #16]
 1:
