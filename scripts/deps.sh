@@ -10,16 +10,18 @@
 #   DEPS=build  build dependencies only (this also runs inside the criu test
 #               roots, test/criu/suite-inner.sh)
 #   DEPS=all    also what `make check` compiles with: clang and its libFuzzer
-#               runtime, and on an x86_64 host the arm64 cross build (below)
+#               runtime; the kernel matrix's qemu (x86_64 and aarch64),
+#               busybox and cpio (test/qemu/deps.sh --list); and on an x86_64
+#               host the arm64 cross build (below)
 #   CROSS_ARCH=arm64  (make deps ARCH=arm64) the arm64 cross build: Debian's
 #               aarch64-linux-gnu gcc and the libraries the Makefile links,
 #               as :arm64 packages (dpkg --add-architecture arm64).  Nothing
 #               of the host is removed: when apt-get would remove a package,
 #               deps.sh says which and installs nothing.
 #
-# The test harnesses install their own tools (test/qemu/deps.sh: qemu,
-# busybox; test/criu/roots.sh: debootstrap).  To add a dependency, add a
-# line to one of the pkgs_* functions below.
+# The test harnesses also install their own tools when missing
+# (test/qemu/deps.sh; test/criu/roots.sh: debootstrap).  To add a
+# dependency, add a line to one of the pkgs_* functions below.
 set -u
 
 DEPS=${DEPS:-all}
@@ -39,6 +41,7 @@ pkgs_check() {
 	echo clang
 	apt-cache show clang 2>/dev/null |
 		sed -n 's/^Depends:.*clang-\([0-9][0-9]*\).*/libclang-rt-\1-dev/p' | head -n1
+	bash "$(dirname "$0")/../test/qemu/deps.sh" --list
 }
 
 # The arm64 cross build (Makefile: ARCH=arm64): gcc, libc, and LDLIBS as

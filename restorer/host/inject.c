@@ -649,6 +649,62 @@ static bool is_leftover(struct ptimer_blob *b, unsigned long start, uint64_t *si
 }
 
 /*
+ * A killed ptimer's mapping still holds the arguments of its last run
+ * (struct ptimer_blob_args at start + code_size) and the timers it was
+ * restoring (args.timers).  A RESTORE that did not finish (result not 0:
+ * PTIMER_AGAIN between the runs of a linear restore, or a failure nobody
+ * rolled back), or a linear PROBE that kept timers[0] (restorer/algo.c
+ * op_probe) with no RESTORE run after it, leaves timers[0..n_created) in
+ * the process with the image's IDs, unarmed or partly armed: delete them,
+ * one timer_delete each through
+ * the stub, and say so.  A RESTORE that finished (result 0) made every timer
+ * and armed it: kept.  A mapping of another ABI is not read.
+ * Returns how many timers were deleted.
+ */
+static uint32_t undo_half_restore(struct ptimer_blob *b, uint64_t start, uint64_t size)
+{
+	struct ptimer_blob_args a;
+	struct ptimer_timer tm;
+	uint32_t gone = 0, failed = 0;
+	int32_t lo = INT32_MAX, hi = -1;
+	uint64_t end = start + size;
+
+	if (vm_read(b, start + b->code_size, &a, sizeof(a), NULL) || a.abi_version != PTIMER_ABI_VERSION ||
+	    !((a.op == PTIMER_OP_RESTORE && a.result) || a.op == PTIMER_OP_PROBE) ||
+	    !a.n_created || a.n_created > a.n_timers ||
+	    a.timers < start + b->code_size || a.timers > end ||
+	    (end - a.timers) / sizeof(tm) < a.n_timers)
+		return 0;
+	for (uint32_t i = a.n_created; i-- > 0;) {
+		long ret = 0;
+
+		if (vm_read(b, a.timers + (uint64_t)i * sizeof(tm), &tm, sizeof(tm), NULL) ||
+		    remote_syscall(b, __NR_timer_delete, &ret, (unsigned long)tm.timer_id, 0, 0, 0, 0, 0, NULL) ||
+		    (ret && ret != -EINVAL)) {
+			failed++;
+			continue;
+		}
+		if (ret)	/* -EINVAL: the process deleted it itself */
+			continue;
+		gone++;
+		lo = tm.timer_id < lo ? tm.timer_id : lo;
+		hi = tm.timer_id > hi ? tm.timer_id : hi;
+	}
+	if (gone)
+		blob_log(PTIMER_BLOB_LOG_WARN, "process %d held %u timer%s (IDs %d..%d) from a %s restore that a "
+			 "killed ptimer left unfinished%s: removed; the kernel's timer ID counter stays where "
+			 "that restore left it", b->tgid, gone, gone > 1 ? "s" : "", lo, hi,
+			 a.mode == PTIMER_MODE_LINEAR ? "linear" : "exact-ID",
+			 a.op == PTIMER_OP_PROBE ? " after its probe" :
+			 a.mode == PTIMER_MODE_LINEAR && a.result == PTIMER_AGAIN ? " between its runs" : "");
+	if (failed)
+		blob_log(PTIMER_BLOB_LOG_WARN, "process %d: %u of the %u timers a killed ptimer's unfinished "
+			 "restore made could not be removed; it may still hold some of them", b->tgid, failed,
+			 a.n_created);
+	return gone;
+}
+
+/*
  * Remove what a killed ptimer left mapped, saying so.  No ptimer is using
  * it: a second tracer could not have attached.
  */
@@ -674,6 +730,7 @@ static int remove_leftovers_pass(struct ptimer_blob *b)
 		    (strcmp(perms, "r-xp") && strcmp(perms, "rw-p")) || strchr(line, '[') ||
 		    end - start < b->code_size || !is_leftover(b, start, &size))
 			continue;
+		undo_half_restore(b, start, size);
 		if (remote_syscall(b, __NR_munmap, &ret, start, size, 0, 0, 0, 0, &why) || ret)
 			blob_log(PTIMER_BLOB_LOG_WARN, "process %d holds ptimer's code at %#lx (%llu bytes), left by a "
 				   "ptimer that was killed; removing it failed (%s)", b->tgid, start,

@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/qemu/deps.sh - install what the kernel matrix needs on the host, when
-# missing: qemu-system-x86 (qemu-system-x86_64, TCG), busybox-static (the
-# guest's shell and tools), cpio (the initramfs).  Root only; without root it
-# names what is missing and exits 1.  Prints one "# deps: ..." line.
+# test/qemu/deps.sh [--list] - install what the kernel matrix needs on the
+# host, when missing: qemu-system-x86 (qemu-system-x86_64, TCG),
+# qemu-system-arm (qemu-system-aarch64, for the arm64 guests), busybox-static
+# (the x86_64 guests' shell and tools; the arm64 busybox is fetched, not
+# installed: test/qemu/busybox.sh), cpio (the initramfs).  Root only; without
+# root it names what is missing and exits 1.  Prints one "# deps: ..." line.
+# --list: print the package names only (scripts/deps.sh, `make deps`).
 set -u
-PKGS="qemu-system-x86 busybox-static cpio"
+PKGS="qemu-system-x86 qemu-system-arm busybox-static cpio"
+if [ "${1:-}" = --list ]; then
+	echo "$PKGS"
+	exit 0
+fi
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
 done
 if [ -z "$missing" ]; then
-	echo "# deps: qemu-system-x86 busybox-static cpio installed"
+	echo "# deps: $PKGS installed"
 	exit 0
 fi
 if [ "$(id -u)" != 0 ]; then
