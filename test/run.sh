@@ -5,8 +5,9 @@
 # end-to-end script (test/e2e.sh), the fuzz corpus replay (test/fuzz/run.sh),
 # the cross build for the other architecture (test/cross.sh), both suites
 # again built with ASan and UBSan (BUILD-asan, SKIP when not built), the
-# kernel matrices (test/qemu/matrix.sh), then the suite against real criu 4.1.1 and 4.2.1 in cached Debian
-# roots (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips it), then container
+# kernel matrices (test/qemu/matrix.sh), then the suite against real criu
+# 4.1.1 and 4.2.1 in cached Debian roots (test/criu/suite.sh;
+# PTIMER_SKIP_CRIU=1 skips it), then container
 # runtimes (test/containers/suite.sh; skipped by PTIMER_SKIP_CRIU=1 or
 # PTIMER_SKIP_CONTAINERS=1), then CRIU's own zdtm suite with and without the
 # plugin (test/criu/zdtm.sh; skipped by PTIMER_SKIP_CRIU=1 or
