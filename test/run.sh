@@ -93,6 +93,10 @@ run fuzz-replay bash test/fuzz/run.sh replay "$BUILD"
 # what file, readelf and qemu-user say of it.
 echo "# test/cross.sh $BUILD"
 run cross bash test/cross.sh "$BUILD"
+# whether the cross stage built build-arm64 (its check cross/build), for the
+# arm64 kernel matrix
+CROSS_BUILT=0
+grep -qE '^PASS cross/build([: ]|$)' "$OUT" && CROSS_BUILT=1
 # The unit programs and test/e2e.sh again against BUILD-asan ('make asan':
 # host code and test programs with ASan and UBSan, the blob as always).
 # Sanitizer reports go to files (log_path), so a report from a process whose
@@ -136,13 +140,18 @@ else
 	run kernel-matrix bash test/qemu/matrix.sh "$BUILD"
 fi
 # The same guest suite on Debian's arm64 kernels under qemu-system-aarch64,
-# with the programs cross-built into BUILD-arm64 (`make ARCH=arm64`);
-# a SKIP when they were not built.  Two guests at once (PTIMER_MATRIX_JOBS;
-# each takes a core, nothing else runs meanwhile): about 2 minutes for the
-# three kernels.  PTIMER_MATRIX=0 or PTIMER_MATRIX_ARM64=0 leave it out.
-ARM64_BUILD=${PTIMER_ARM64_BUILD:-$BUILD-arm64}
+# with what the cross stage built into build-arm64 (`make ARCH=arm64`), or
+# the build PTIMER_ARM64_BUILD names; a SKIP when there is none (an older
+# build-arm64 is not booted).  Two guests at once (PTIMER_MATRIX_JOBS; each
+# takes a core, nothing else runs meanwhile): about 2 minutes for the three
+# kernels.  PTIMER_MATRIX=0 or PTIMER_MATRIX_ARM64=0 leave it out.
+ARM64_BUILD=${PTIMER_ARM64_BUILD:-}
+[ -z "$ARM64_BUILD" ] && [ "$CROSS_BUILT" = 1 ] && [ "$(uname -m)" = x86_64 ] && ARM64_BUILD=$PWD/build-arm64
 if [ "${PTIMER_MATRIX:-1}" = 0 ] || [ "${PTIMER_MATRIX_ARM64:-1}" = 0 ]; then
 	skip kernel-matrix-arm64 "PTIMER_MATRIX=0 or PTIMER_MATRIX_ARM64=0"
+	stage_done kernel-matrix-arm64 "$H_FAIL"
+elif [ -z "$ARM64_BUILD" ]; then
+	skip kernel-matrix-arm64 "the cross stage did not build build-arm64 (its SKIP or FAIL above says why)"
 	stage_done kernel-matrix-arm64 "$H_FAIL"
 elif [ ! -x "$ARM64_BUILD/ptimer" ] || [ ! -x "$ARM64_BUILD/test/zdtm_timers" ]; then
 	skip kernel-matrix-arm64 "$ARM64_BUILD/ptimer or $ARM64_BUILD/test/zdtm_timers not built ('make ARCH=arm64' cross-builds them)"
