@@ -74,6 +74,16 @@ static inline void ptimer_arch_set_sp(ptimer_arch_regs *r, uint64_t sp)
 	r->sp = sp;
 }
 
+/* The syscall instruction (`svc #0`) as the word at the IP. */
+#define PTIMER_ARCH_SYSCALL_INSN	0xd4000001u
+#define PTIMER_ARCH_SYSCALL_INSN_LEN	4
+
+/* The register that holds the syscall number when the instruction runs. */
+static inline uint64_t ptimer_arch_syscall_nr(const ptimer_arch_regs *r)
+{
+	return r->regs[8];
+}
+
 /*
  * Registers set to run our code from a stop: nothing to do.  arm64 decides
  * on a syscall restart before the stop (arch/arm64/kernel/signal.c

@@ -53,6 +53,16 @@ static inline void ptimer_arch_set_sp(ptimer_arch_regs *r, uint64_t sp)
 	r->rsp = sp;
 }
 
+/* The syscall instruction (`syscall`, 0f 05) as the bytes at the IP read as a little-endian word. */
+#define PTIMER_ARCH_SYSCALL_INSN	0x050fu
+#define PTIMER_ARCH_SYSCALL_INSN_LEN	2
+
+/* The register that holds the syscall number when the instruction runs. */
+static inline uint64_t ptimer_arch_syscall_nr(const ptimer_arch_regs *r)
+{
+	return r->rax;
+}
+
 /*
  * Registers set to run our code from a stop: no syscall restart on the way
  * in (arch/x86/kernel/signal.c restarts after the stop when orig_rax >= 0).
