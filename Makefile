@@ -7,10 +7,37 @@
 #   make bench   restore benchmarks, printed as ratios from one run
 #   make fuzz    libFuzzer targets (test/fuzz/), each run FUZZ_SECONDS (30)
 #   make deb     build/ptimer_VERSION_ARCH.deb (packaging/mkdeb.sh)
+#
+# Architectures: ARCH=x86_64 or ARCH=arm64 (aarch64 also accepted), the
+# host's by default.  ARCH other than the host's cross-builds into
+# build-ARCH/ with CROSS_COMPILE (aarch64-linux-gnu- for arm64) and
+# pkg-config on the target's multiarch directory:
+#   make deps ARCH=arm64    cross toolchain and arm64 libraries (Debian)
+#   make ARCH=arm64         build-arm64/ptimer, ptimer_plugin.so and the
+#                           guest test programs (test/zdtm_timers, ...)
 
-CC      ?= gcc
-PROTOC_C ?= protoc-c
+HOST_ARCH := $(shell uname -m | sed -e 's/^aarch64$$/arm64/' -e 's/^amd64$$/x86_64/')
+ARCH    ?= $(HOST_ARCH)
+override ARCH := $(patsubst aarch64,arm64,$(patsubst amd64,x86_64,$(ARCH)))
+# restorer/arch/ARCH_DIR: the in-target code of the architecture
+ARCH_DIR := $(if $(filter arm64,$(ARCH)),aarch64,$(if $(filter x86_64,$(ARCH)),x86_64,))
+ifeq ($(ARCH_DIR),)
+$(error ARCH=$(ARCH): ptimer builds for x86_64 and arm64)
+endif
+ifneq ($(ARCH),$(HOST_ARCH))
+CROSS_COMPILE ?= $(if $(filter arm64,$(ARCH)),aarch64-linux-gnu-,x86_64-linux-gnu-)
+B       := build-$(ARCH)
+# the target's libraries, not the host's (Debian multiarch)
+export PKG_CONFIG_LIBDIR ?= /usr/lib/$(CROSS_COMPILE:-=)/pkgconfig:/usr/share/pkgconfig
+else
 B       := build
+endif
+ifeq ($(origin CC),default)
+CC      := $(CROSS_COMPILE)gcc
+endif
+OBJCOPY ?= $(CROSS_COMPILE)objcopy
+READELF ?= $(CROSS_COMPILE)readelf
+PROTOC_C ?= protoc-c
 CFLAGS  ?= -O2 -g
 CFLAGS  += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE -I. -I$(B)
 # libnl-3 (the proc connector watch, core/procwatch.c) keeps its headers in /usr/include/libnl3
@@ -23,14 +50,19 @@ CFLAGS  += $(SANITIZE)
 # the target when ptimer dies (restorer/host/inject.c runs code its own way).
 LDLIBS  := -lprotobuf-c -ljson-c -lcap -lnl-3
 
-# The in-target blob: freestanding, position independent, no SSE (the
-# thread's extended registers are never saved or restored), no libc.
+# The in-target blob: freestanding, position independent, no SSE/FP/SIMD
+# (the thread's extended registers are never saved or restored), no libc.
 # BLOB_CC: the blob's compiler, CC unless set ('make asan' keeps gcc for it).
+# Its architecture's part is restorer/arch/ARCH_DIR/ (entry.S, blob.lds,
+# mem.c; the headers are picked by the compiler's target).
 BLOB_CC ?= $(CC)
+BLOB_ARCH_CFLAGS_x86_64 := -mno-red-zone
+# no loop turned into a call of memset/memcpy inside mem.c themselves
+BLOB_ARCH_CFLAGS_aarch64 := -fno-tree-loop-distribute-patterns
 BLOB_CFLAGS := -O2 -g0 -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-ffreestanding -fno-builtin -fpie -fno-plt -fno-stack-protector \
 	-fno-asynchronous-unwind-tables -fno-unwind-tables -fno-jump-tables \
-	-fno-exceptions -fcf-protection=none -mno-red-zone -mgeneral-regs-only \
+	-fno-exceptions -fcf-protection=none $(BLOB_ARCH_CFLAGS_$(ARCH_DIR)) -mgeneral-regs-only \
 	-nostdlib -I.
 
 PROTOS  := $(wildcard proto/*.proto)
@@ -44,16 +76,18 @@ CORE_SRCS    := $(wildcard core/*.c)
 CLI_SRCS     := $(wildcard cli/*.c)
 PLUGIN_SRCS  := $(wildcard plugin/*.c)
 HOST_R_SRCS  := $(wildcard restorer/host/*.c)
-BLOB_SRCS    := restorer/algo.c $(wildcard restorer/blob/*.c)
-BLOB_ASM     := restorer/blob/entry.S
+ARCH_SRC     := restorer/arch/$(ARCH_DIR)
+BLOB_SRCS    := restorer/algo.c $(ARCH_SRC)/mem.c
+BLOB_ASM     := $(ARCH_SRC)/entry.S
 
 LIB_OBJS := $(PROTO_O) $(LIB_SRCS:%.c=$(B)/%.o) $(IMAGES_SRCS:%.c=$(B)/%.o) $(CORE_SRCS:%.c=$(B)/%.o) \
 	$(HOST_R_SRCS:%.c=$(B)/%.o) $(B)/restorer/blob_embed.o
 
-.PHONY: all deb deps check tests demo bench clean install asan fuzz fuzz-build
+.PHONY: all deb deps check tests guest demo bench clean install asan fuzz fuzz-build
 # Generated protobuf sources and blob stages are kept, not intermediate.
 .SECONDARY:
-all: $(B)/ptimer $(B)/ptimer_plugin.so
+# a cross build also makes the programs a guest kernel runs (test/qemu/)
+all: $(B)/ptimer $(B)/ptimer_plugin.so $(if $(CROSS_COMPILE),guest)
 
 # Header dependencies from the compiler: each object's .d file beside it
 # (-MMD: the project's headers, -MP: a removed header is no error).
@@ -76,19 +110,19 @@ $(B)/%.o: %.c Makefile | $(PROTO_H)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -fPIC -c -o $@ $<
 
 # --- the in-target blob ---------------------------------------------------
-$(B)/restorer/blob/%.o: restorer/blob/%.S restorer/abi.h
+$(B)/restorer/blob/$(ARCH_DIR)/entry.o: $(BLOB_ASM) restorer/abi.h $(ARCH_SRC)/abi.h
 	@mkdir -p $(dir $@)
 	$(BLOB_CC) $(BLOB_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 $(B)/restorer/blob/%.bo: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(BLOB_CC) $(BLOB_CFLAGS) $(DEPFLAGS) -MF $(@:.bo=.d) -c -o $@ $<
-BLOB_OBJS := $(B)/restorer/blob/entry.o $(BLOB_SRCS:%.c=$(B)/restorer/blob/%.bo)
-$(B)/restorer/blob.elf: $(BLOB_OBJS) restorer/blob/blob.lds
-	$(BLOB_CC) $(BLOB_CFLAGS) -nostdlib -static -Wl,--no-dynamic-linker -Wl,-T,restorer/blob/blob.lds \
+BLOB_OBJS := $(B)/restorer/blob/$(ARCH_DIR)/entry.o $(BLOB_SRCS:%.c=$(B)/restorer/blob/%.bo)
+$(B)/restorer/blob.elf: $(BLOB_OBJS) $(ARCH_SRC)/blob.lds
+	$(BLOB_CC) $(BLOB_CFLAGS) -nostdlib -static -Wl,--no-dynamic-linker -Wl,-T,$(ARCH_SRC)/blob.lds \
 		-Wl,--build-id=none -o $@ $(BLOB_OBJS)
-	@if readelf -r $@ | grep -q 'R_X86_64'; then echo "blob has relocations: not position independent" >&2; exit 1; fi
+	@if $(READELF) -rW $@ | grep -q 'R_X86_64\|R_AARCH64'; then echo "blob has relocations: not position independent" >&2; exit 1; fi
 $(B)/restorer/blob.bin: $(B)/restorer/blob.elf
-	objcopy -O binary $< $@
+	$(OBJCOPY) -O binary $< $@
 $(B)/restorer/blob_embed.o: restorer/blob_embed.S $(B)/restorer/blob.bin
 	$(CC) -c -DBLOB_BIN='"$(B)/restorer/blob.bin"' -o $@ $<
 
@@ -170,6 +204,12 @@ $(B)/test/zdtm_timers: test/e2e/zdtm_timers.c $(LIB_SRCS:%.c=$(B)/%.o)
 
 tests: $(B)/ptimer $(UNIT_TESTS) $(E2E_PROGS)
 
+# What the qemu kernel matrix (test/qemu/initramfs.sh) packs for a guest.
+$(B)/qemu/kprobe: test/qemu/kprobe.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -Wextra -o $@ $<
+guest: $(B)/ptimer $(B)/test/zdtm_timers $(B)/qemu/kprobe
+
 check: tests fuzz-build asan
 	@bash test/run.sh $(B)
 
@@ -211,7 +251,9 @@ clean:
 
 # --- dependencies -------------------------------------------------------------
 # scripts/deps.sh: the Debian packages to build (DEPS=build) or also to run
-# 'make check' (DEPS=all, the default); installs what is missing (root).
+# 'make check' (DEPS=all, the default; on x86_64 that includes the arm64
+# cross build); installs what is missing (root).  With ARCH=arm64 on an
+# x86_64 host: the cross toolchain and arm64 libraries, no host package removed.
 DEPS ?= all
 deps:
-	@DEPS='$(DEPS)' sh scripts/deps.sh
+	@DEPS='$(DEPS)' CROSS_ARCH='$(if $(CROSS_COMPILE),$(ARCH))' sh scripts/deps.sh

@@ -59,6 +59,10 @@ enum ptimer_criu_mode {
 	PTIMER_CRIU_NONE = 0,		/* standalone dump */
 	PTIMER_CRIU_TAKEOVER = 1,	/* plugin restores; criu's core has no timers */
 	PTIMER_CRIU_NATIVE = 2,		/* criu restores; the plugin verifies */
+	PTIMER_CRIU_AUTO = 3,		/* criu restores (its core keeps them) when
+					   the restoring criu makes exact IDs itself
+					   (criu 4.2+ on Linux 6.15+); otherwise the
+					   plugin takes them over at restore */
 };
 
 struct ptimer_image {

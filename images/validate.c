@@ -314,8 +314,9 @@ int ptimer_image_validate(const struct ptimer_image *img, const char *what, stru
 	if (img->pid <= 0) {
 		return ptimer_errf(err, EINVAL, "%s: pid %" PRId32 " must be > 0", what, img->pid);
 	}
-	if (img->criu_mode > PTIMER_CRIU_NATIVE) {
-		return ptimer_errf(err, EINVAL, "%s: criu_mode %" PRIu32 " unknown (0 none, 1 plugin, 2 native)",
+	if (img->criu_mode > PTIMER_CRIU_AUTO) {
+		return ptimer_errf(err, EINVAL, "%s: criu_mode %" PRIu32 " unknown (0 none, 1 plugin, 2 native, "
+				   "3 auto)",
 				   what, img->criu_mode);
 	}
 	if (img->n_timers > PTIMER_IMG_MAX_TIMERS) {

@@ -21,7 +21,9 @@ struct conf_key {
 
 static int set_criu_mode(struct ptimer_plugin_conf *c, const char *v)
 {
-	if (!strcmp(v, "takeover"))
+	if (!strcmp(v, "auto"))
+		c->criu_mode = PTIMER_CRIU_AUTO;
+	else if (!strcmp(v, "takeover"))
 		c->criu_mode = PTIMER_CRIU_TAKEOVER;
 	else if (!strcmp(v, "native"))
 		c->criu_mode = PTIMER_CRIU_NATIVE;
@@ -67,7 +69,7 @@ static int set_rseq_slice(struct ptimer_plugin_conf *c, const char *v)
 }
 
 static const struct conf_key keys[] = {
-	{ "criu-mode", "PTIMER_CRIU_MODE", "takeover or native", set_criu_mode },
+	{ "criu-mode", "PTIMER_CRIU_MODE", "auto, takeover or native", set_criu_mode },
 	{ "strict", "PTIMER_STRICT", "yes or no", set_strict },
 	{ "restore-mode", "PTIMER_RESTORE_MODE", "auto, exact or linear", set_restore_mode },
 	{ "rseq-slice", "PTIMER_RSEQ_SLICE", "auto, require or off", set_rseq_slice },
@@ -160,7 +162,7 @@ int ptimer_plugin_conf_load(struct ptimer_plugin_conf *c, const char *path, stru
 	int ret;
 
 	memset(c, 0, sizeof(*c));
-	c->criu_mode = PTIMER_CRIU_TAKEOVER;
+	c->criu_mode = PTIMER_CRIU_AUTO;
 	if (!path)
 		path = getenv("PTIMER_CONFIG");
 	if (!path || !*path)

@@ -8,7 +8,7 @@
  *   starts a comment, keys and values are case-sensitive:
  *
  *   key            values                   environment          default
- *   criu-mode      takeover | native        PTIMER_CRIU_MODE     takeover
+ *   criu-mode      auto | takeover | native PTIMER_CRIU_MODE     auto
  *   strict         yes | no                 PTIMER_STRICT        no
  *   restore-mode   auto | exact | linear    PTIMER_RESTORE_MODE  auto
  *   rseq-slice     auto | require | off     PTIMER_RSEQ_SLICE    auto
@@ -30,7 +30,7 @@
 #define PTIMER_CONF_DEFAULT_PATH "/etc/criu/ptimer.conf"
 
 struct ptimer_plugin_conf {
-	enum ptimer_criu_mode criu_mode;	/* TAKEOVER or NATIVE */
+	enum ptimer_criu_mode criu_mode;	/* AUTO, TAKEOVER or NATIVE */
 	bool strict;
 	enum ptimer_restore_mode restore_mode;
 	enum ptimer_rseq_slice rseq_slice;

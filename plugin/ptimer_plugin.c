@@ -36,22 +36,31 @@
  * instead of silently dropping timers.
  *
  * Settings come from /etc/criu/ptimer.conf and criu's environment
- * (plugin/conf.h).  criu-mode native (PTIMER_CRIU_MODE=native) leaves timers
- * to criu (4.2+ restores exact IDs itself): the plugin then only writes its
- * image and, at restore, verifies what criu made.
+ * (plugin/conf.h).  criu-mode auto (the default) leaves to criu the timers
+ * it saved right when criu is 4.2+ on a kernel with the exact-ID prctl (its
+ * restorer then makes exact IDs itself, at no cost a task) and takes the
+ * others over; a restore by a criu that cannot make exact IDs takes them all
+ * over at init (take_over_auto_images).  criu-mode takeover always takes
+ * them over; native (PTIMER_CRIU_MODE=native) always leaves them to criu and
+ * at restore verifies what criu made.
  *
  * Its errors and warnings carry criu's own tags, "Error (FILE:LINE): " and
  * "Warn  (FILE:LINE): " (criu's pr_err/pr_warn), so that what greps criu's
  * log for them (zdtm, runtimes, people) finds them.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include <criu/criu-plugin.h>
 
@@ -63,6 +72,7 @@
 #include "core/task.h"
 #include "plugin/conf.h"
 #include "plugin/criu_core.h"
+#include "restorer/abi.h"
 #include "restorer/host/inject.h"
 
 #define PLUGIN_NAME "ptimer"
@@ -76,7 +86,7 @@ extern bool check_and_remove_inventory_plugin(const char *name, size_t n) __attr
 /* criu/include/log.h levels */
 enum { CRIU_LOG_ERROR = 1, CRIU_LOG_WARN = 2, CRIU_LOG_INFO = 3, CRIU_LOG_DEBUG = 4 };
 
-static struct ptimer_plugin_conf conf = { .criu_mode = PTIMER_CRIU_TAKEOVER };
+static struct ptimer_plugin_conf conf = { .criu_mode = PTIMER_CRIU_AUTO };
 static bool in_inventory __attribute__((unused));
 
 /* A task seen at CHECKPOINT_DEVICES, finished at exit(DUMP). */
@@ -112,6 +122,98 @@ static void image_dir(char *buf, size_t len)
 	snprintf(buf, len, "/proc/self/fd/%d", criu_get_image_dir());
 }
 
+/*
+ * Does the criu running us restore exact timer IDs by itself, on this
+ * kernel?  criu 4.2 switches PR_TIMER_CREATE_RESTORE_IDS on in its restorer
+ * (criu/pie/restorer.c create_posix_timers(), when criu/kerndat.c found the
+ * prctl); criu 4.1 and older, or any criu on a kernel before 6.15 (no prctl
+ * 77: kernel commit ec2d0c04624b), make each ID by the create/delete loop,
+ * slow for sparse IDs and failing when the counter has passed one.
+ * The version is what `criu --version` prints ("Version: 4.2.1"): the
+ * binary we run in (/proc/self/exe) is asked once, from the plugin's init,
+ * before criu installs a SIGCHLD handler (criu/cr-restore.c
+ * restore_root_task()).  -1 until asked; why says what decided it.
+ */
+static int criu_exact = -1;
+static char criu_exact_why[160];
+
+static int criu_version(int *major, int *minor)
+{
+	char exe[4096], out[256];
+	char *argv[] = { (char *)"criu", (char *)"--version", NULL };
+	posix_spawn_file_actions_t fa;
+	size_t len = 0;
+	ssize_t r, n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int p[2], status = 0, ret = -1;
+	pid_t pid;
+	const char *v;
+
+	if (n <= 0 || pipe2(p, O_CLOEXEC))
+		return -1;
+	exe[n] = '\0';
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	r = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	if (r) {
+		close(p[0]);
+		return -1;
+	}
+	while (len < sizeof(out) - 1 && (r = read(p[0], out + len, sizeof(out) - 1 - len)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			break;
+		len += (size_t)r;
+	}
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	out[len] = '\0';
+	v = strstr(out, "Version: ");
+	if (v && sscanf(v, "Version: %d.%d", major, minor) == 2)
+		ret = 0;
+	return ret;
+}
+
+static bool can_criu_restore_exact(void)
+{
+	int major = 0, minor = 0;
+	bool prctl_ok;
+
+	if (criu_exact >= 0)
+		return criu_exact;
+	prctl_ok = prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS, PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) >= 0;
+	if (criu_version(&major, &minor)) {
+		criu_exact = 0;
+		snprintf(criu_exact_why, sizeof(criu_exact_why), "criu's version is unknown ('criu --version' "
+			 "did not answer)");
+	} else if (major < 4 || (major == 4 && minor < 2)) {
+		criu_exact = 0;
+		snprintf(criu_exact_why, sizeof(criu_exact_why), "criu %d.%d makes timer IDs by its create/delete "
+			 "loop (exact IDs from criu 4.2)", major, minor);
+	} else if (!prctl_ok) {
+		criu_exact = 0;
+		snprintf(criu_exact_why, sizeof(criu_exact_why), "this kernel has no exact-ID timer_create "
+			 "(PR_TIMER_CREATE_RESTORE_IDS, Linux 6.15)");
+	} else {
+		criu_exact = 1;
+		snprintf(criu_exact_why, sizeof(criu_exact_why), "criu %d.%d on a kernel with "
+			 "PR_TIMER_CREATE_RESTORE_IDS restores exact timer IDs itself", major, minor);
+	}
+	return criu_exact;
+}
+
+static const char *criu_mode_name(enum ptimer_criu_mode m)
+{
+	return m == PTIMER_CRIU_NATIVE ? "native" : m == PTIMER_CRIU_AUTO ? "auto" : "takeover";
+}
+
+static void take_over_auto_images(void);
+
 static int ptimer_plugin_init(int stage)
 {
 	struct ptimer_err err;
@@ -126,7 +228,7 @@ static int ptimer_plugin_init(int stage)
 	ptimer_log(PTIMER_LOG_INFO, "settings (%s, then the environment): criu-mode %s, strict %s, "
 		   "restore-mode %s, rseq-slice %s",
 		   conf.path[0] ? conf.path : "no settings file",
-		   conf.criu_mode == PTIMER_CRIU_NATIVE ? "native" : "takeover", conf.strict ? "yes" : "no",
+		   criu_mode_name(conf.criu_mode), conf.strict ? "yes" : "no",
 		   conf.restore_mode == PTIMER_RESTORE_EXACT ? "exact" :
 		   conf.restore_mode == PTIMER_RESTORE_LINEAR ? "linear" : "auto",
 		   conf.rseq_slice == PTIMER_RSEQ_SLICE_REQUIRE ? "require" :
@@ -141,7 +243,73 @@ static int ptimer_plugin_init(int stage)
 	/* Our inventory mark: we are here, so the restore may go on. */
 	if (stage == CR_PLUGIN_STAGE__RESTORE && check_and_remove_inventory_plugin)
 		check_and_remove_inventory_plugin(PLUGIN_NAME, strlen(PLUGIN_NAME));
+	if (stage == CR_PLUGIN_STAGE__DUMP && conf.criu_mode == PTIMER_CRIU_AUTO && !conf.strict) {
+		can_criu_restore_exact();
+		ptimer_log(PTIMER_LOG_INFO, "criu-mode auto: %s: %s", criu_exact_why,
+			   criu_exact ? "criu keeps the timers it saved right, ptimer takes over the rest"
+				      : "ptimer takes every task's timers over");
+	}
+	if (stage == CR_PLUGIN_STAGE__RESTORE)
+		take_over_auto_images();
 	return 0;
+}
+
+/*
+ * Restore init: images written in auto mode left the timers in criu's core
+ * images for a criu that makes exact IDs itself.  When this criu, on this
+ * kernel, does not, take each such task's timers over before criu reads its
+ * core image (criu/cr-restore.c reads them after the plugins' init): the
+ * ptimers image is rewritten as takeover first, then the timers leave the
+ * core image, so that a crash between the two leaves the restore failing
+ * ("already has timer IDs") rather than timers lost.  criu-mode takeover
+ * in the restore's settings asks for the same whatever criu can do.  Nothing
+ * is read when criu can do it: the fast path costs one `criu --version`.
+ */
+static void take_over_auto_images(void)
+{
+	struct ptimer_err err;
+	char dir[64], path[4096];
+	const char *why = criu_exact_why;
+	struct dirent *de;
+	unsigned int n = 0;
+	DIR *d;
+
+	if (can_criu_restore_exact()) {
+		if (conf.criu_mode != PTIMER_CRIU_TAKEOVER)
+			return;
+		why = "criu-mode takeover in the restore's settings";
+	}
+	image_dir(dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		struct ptimer_image img;
+		uint32_t removed = 0;
+		int vpid, end = 0;
+
+		if (sscanf(de->d_name, "ptimers-%d.img%n", &vpid, &end) != 1 || de->d_name[end])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (ptimer_image_read(path, &img, &err))
+			continue;	/* RESUME_DEVICES_LATE reports it */
+		if (img.criu_mode != PTIMER_CRIU_AUTO) {
+			ptimer_image_free(&img);
+			continue;
+		}
+		img.criu_mode = PTIMER_CRIU_TAKEOVER;
+		if (ptimer_image_write_flags(path, &img, PTIMER_IMG_NOSYNC, &err) ||
+		    ptimer_criu_core_strip_timers(dir, vpid, &removed, &err))
+			ptimer_log(PTIMER_LOG_WARN, "task vpid %d: %s: %s; criu restores its timers as it would "
+				   "without ptimer", vpid, why, err.msg);
+		else
+			n++;
+		ptimer_image_free(&img);
+	}
+	closedir(d);
+	if (n)
+		ptimer_log(PTIMER_LOG_INFO, "%s: ptimer restores the timers of %u task%s itself (images "
+			   "written in criu-mode auto, now takeover)", why, n, n > 1 ? "s" : "");
 }
 
 static __attribute__((unused)) struct dumped_task *new_dumped(void)
@@ -166,23 +334,27 @@ static void free_dumped(void)
 	n_dumped = 0;
 }
 
-/* Anything for restore to do: timers, or a thread whose slice extension it
- * must enable again (ptimer_slice_targets). */
-static bool worth_an_image(const struct ptimer_image *img)
+/* A thread whose slice extension restore must enable again
+ * (ptimer_slice_targets). */
+static bool slice_to_restore(const struct ptimer_image *img)
 {
-	if (img->n_timers)
-		return true;
 	for (uint32_t i = 0; i < img->n_threads; i++)
 		if (img->threads[i].slice_ext == PTIMER_SLICE_EXT_ENABLED)
 			return true;
 	return false;
 }
 
-static int write_image(struct ptimer_image *img, struct ptimer_err *err)
+/* Anything for restore to do: timers, or a slice extension. */
+static bool worth_an_image(const struct ptimer_image *img)
+{
+	return img->n_timers || slice_to_restore(img);
+}
+
+static int write_image(struct ptimer_image *img, enum ptimer_criu_mode mode, struct ptimer_err *err)
 {
 	char dir[64], path[4096];
 
-	img->criu_mode = conf.criu_mode;
+	img->criu_mode = mode;
 	image_dir(dir, sizeof(dir));
 	ptimer_image_path(path, sizeof(path), dir, img->pid);
 	return ptimer_image_write_flags(path, img, PTIMER_IMG_NOSYNC, err);
@@ -207,7 +379,9 @@ static int ptimer_plugin_checkpoint(int pid)
 		/* all of it now, so that a refusal still fails the dump */
 		ret = ptimer_dump_task(&d->t, &o, &d->img, &err);
 		if (!ret && worth_an_image(&d->img)) {
-			ret = write_image(&d->img, &err);
+			/* strict reads the timers itself: ptimer restores them */
+			ret = write_image(&d->img, conf.criu_mode == PTIMER_CRIU_NATIVE ? PTIMER_CRIU_NATIVE :
+					  PTIMER_CRIU_TAKEOVER, &err);
 			d->written = !ret;
 		}
 	} else {
@@ -216,7 +390,7 @@ static int ptimer_plugin_checkpoint(int pid)
 	}
 	if (ret)
 		goto fail;
-	if (conf.criu_mode == PTIMER_CRIU_TAKEOVER && !in_inventory) {
+	if (conf.criu_mode != PTIMER_CRIU_NATIVE && !in_inventory) {
 		if (!add_inventory_plugin || add_inventory_plugin(PLUGIN_NAME)) {
 			ptimer_log(PTIMER_LOG_ERROR, "cannot record the plugin in criu's inventory (this criu "
 				   "has no add_inventory_plugin: use criu 4.0 or later, or criu-mode native)");
@@ -249,10 +423,32 @@ static void __attribute__((constructor)) ptimer_plugin_trim_hooks(void)
  * edited only once our image is written: a failure leaves criu's timers for
  * criu to restore as it would alone.
  */
+/*
+ * Did criu save the timers so that it restores them right by itself?  Not
+ * when a timer aims at a thread criu did not write as one of the task's
+ * (criu 4.1/4.2 write -1 for a pid-namespace leader: see
+ * ptimer_dump_task_given), or counts the CPU time of one thread (its tid
+ * is in clock_id, and criu does not map it to the restored tid).
+ */
+static bool criu_saved_right(const struct ptimer_task *t, const struct ptimer_timer *timers, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if ((timers[i].sigev_notify & PTIMER_SIGEV_THREAD_ID) &&
+		    (timers[i].notify_tid <= 0 || !ptimer_task_host_tid(t, timers[i].notify_tid)))
+			return false;
+		if (timers[i].clock_id < 0 && ~(timers[i].clock_id >> 3))
+			return false;
+	}
+	return true;
+}
+
 static int finish_task(struct dumped_task *d, const char *dir, struct ptimer_err *err)
 {
 	struct ptimer_dump_opts o = { 0 };
 	struct ptimer_criu_core *c = NULL;
+	/* strict read the timers itself at CHECKPOINT_DEVICES: ptimer's */
+	enum ptimer_criu_mode mode = conf.strict && conf.criu_mode == PTIMER_CRIU_AUTO ? PTIMER_CRIU_TAKEOVER :
+				     conf.criu_mode;
 	struct ptimer_timer *timers;
 	uint32_t n;
 	int ret;
@@ -266,18 +462,22 @@ static int finish_task(struct dumped_task *d, const char *dir, struct ptimer_err
 		goto strip;
 	}
 	ret = ptimer_criu_core_timers(c, &timers, &n, err);
+	if (!ret && mode == PTIMER_CRIU_AUTO && !(criu_exact > 0 && criu_saved_right(&d->t, timers, n)))
+		mode = PTIMER_CRIU_TAKEOVER;
 	if (!ret)
 		ret = ptimer_dump_task_given(&d->t, &o, timers, n, &d->img, err);
 	if (ret || !worth_an_image(&d->img))
 		goto out;
-	ret = write_image(&d->img, err);
+	ret = write_image(&d->img, mode, err);
 	if (ret)
 		goto out;
 	ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): %u POSIX timers saved to ptimers-%d.img (%s)",
 		   d->t.pid, d->t.vpid, n, d->t.vpid,
-		   conf.criu_mode == PTIMER_CRIU_NATIVE ? "criu restores them, ptimer verifies" : "ptimer restores them");
+		   mode == PTIMER_CRIU_NATIVE ? "criu restores them, ptimer verifies" :
+		   mode == PTIMER_CRIU_AUTO ? "criu-mode auto: criu restores them where it makes exact IDs itself, "
+					      "else ptimer" : "ptimer restores them");
 strip:
-	if (conf.criu_mode == PTIMER_CRIU_TAKEOVER && ptimer_criu_core_n_timers(c)) {
+	if (mode == PTIMER_CRIU_TAKEOVER && ptimer_criu_core_n_timers(c)) {
 		ret = ptimer_criu_core_strip(c, err);
 		if (ret) {
 			/* criu's timers stay; ours must not be restored on top of them */
@@ -337,6 +537,29 @@ static int ptimer_plugin_resume_late(int pid)
 	}
 	if (ret)
 		goto fail;
+	if (img.criu_mode == PTIMER_CRIU_AUTO) {
+		/*
+		 * Still auto at this point: take_over_auto_images() found that
+		 * this criu makes exact IDs itself, and it has made them (it
+		 * checks each ID it gets: criu/pie/restorer.c).  Only the rseq
+		 * slice extension is ptimer's to restore.
+		 */
+		ret = 0;
+		if (slice_to_restore(&img)) {
+			ret = ptimer_task_adopt(&t, pid, &err);
+			if (!ret) {
+				ret = ptimer_restore_slice_task(&t, &img, &o, &err);
+				ptimer_task_release(&t);
+			}
+		}
+		if (!ret)
+			ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): criu restored its %u POSIX timers "
+				   "(criu-mode auto)", pid, vpid, img.n_timers);
+		ptimer_image_free(&img);
+		if (!ret)
+			return 0;
+		goto fail;
+	}
 	ret = ptimer_task_adopt(&t, pid, &err);
 	if (!ret) {
 		if (img.criu_mode == PTIMER_CRIU_NATIVE) {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The contract between ptimer's host side and the code it runs inside the
- * target process (restorer/blob).  Both sides are built from this header, so
- * every type here has a fixed size and layout and nothing here needs libc.
+ * target process (restorer/algo.c, restorer/arch/).  Both sides are built
+ * from this header, so every type here has a fixed size and layout and
+ * nothing here needs libc.
  *
  * Memory the host maps into the target (one anonymous mapping):
  *
@@ -27,48 +28,37 @@
 #define PTIMER_BLOB_STACK	(64u * 1024u)
 #define PTIMER_ID_MAX		0x7fffffff	/* timer IDs are 0..INT_MAX */
 
+/* The architecture's part: stub offsets, register layout, rseq signature. */
+#if defined(__x86_64__)
+#include "restorer/arch/x86_64/abi.h"
+#elif defined(__aarch64__)
+#include "restorer/arch/aarch64/abi.h"
+#else
+#error "ptimer's restorer supports x86_64 and aarch64 (restorer/arch/)"
+#endif
+
 /*
- * How the blob hands control back (restorer/blob/entry.S).  When its work is
- * done it sends the thread notify_sig (tgkill): while ptimer traces the
- * thread that is a signal-delivery stop, where the host puts the thread's
- * own registers and signal mask back.  If ptimer has died meanwhile (the
- * kernel detaches a dead tracer's tracees: kernel/ptrace.c exit_ptrace())
- * the signal is one the process ignores, and the blob itself returns to the
- * thread's own context: signal mask, flags, every general register, the
- * instruction pointer; the thread runs on as if nothing happened.  No int3:
- * an untraced int3 kills the process with SIGTRAP.
+ * How the blob hands control back (restorer/arch/ARCH/entry.S).  When its
+ * work is done it sends the thread notify_sig (tgkill): while ptimer traces
+ * the thread that is a signal-delivery stop, where the host puts the
+ * thread's own registers and signal mask back.  If ptimer has died
+ * meanwhile (the kernel detaches a dead tracer's tracees: kernel/ptrace.c
+ * exit_ptrace()) the signal is one the process ignores, and the blob itself
+ * returns to the thread's own context: signal mask, flags, every general
+ * register, the instruction pointer; the thread runs on as if nothing
+ * happened.  No breakpoint trap (int3, brk): an untraced one kills the
+ * process with SIGTRAP.
  *
- * regs: struct user_regs_struct of x86_64 (sys/user.h), the offsets below.
+ * regs: the thread's general registers as ptrace reads them, laid out as
+ * the architecture's part of this contract says (PTIMER_CTX_* of
+ * restorer/arch/ARCH/abi.h); the mask and ids follow them.
  */
 #define PTIMER_RESUME_CTX_OFF	2048	/* in the arguments page */
 #define PTIMER_LEFTOVER_MARK_OFF 3072	/* host only: marks the mapping as ptimer's */
-/* the syscall stub inside the blob's code (restorer/blob/entry.S); the
- * host copies [STUB_OFF, STUB_CTX_OFF) and puts the context right after */
-#define PTIMER_STUB_OFF		16
-#define PTIMER_STUB_CTX_OFF	320
-#define PTIMER_CTX_R15		0
-#define PTIMER_CTX_R14		8
-#define PTIMER_CTX_R13		16
-#define PTIMER_CTX_R12		24
-#define PTIMER_CTX_RBP		32
-#define PTIMER_CTX_RBX		40
-#define PTIMER_CTX_R11		48
-#define PTIMER_CTX_R10		56
-#define PTIMER_CTX_R9		64
-#define PTIMER_CTX_R8		72
-#define PTIMER_CTX_RAX		80
-#define PTIMER_CTX_RCX		88
-#define PTIMER_CTX_RDX		96
-#define PTIMER_CTX_RSI		104
-#define PTIMER_CTX_RDI		112
-#define PTIMER_CTX_RIP		128
-#define PTIMER_CTX_EFLAGS	144
-#define PTIMER_CTX_RSP		152
-#define PTIMER_CTX_REGS_SIZE	216	/* 27 registers */
-#define PTIMER_CTX_MASK		216	/* the thread's signal mask, 8 bytes */
-#define PTIMER_CTX_TGID		224
-#define PTIMER_CTX_TID		228
-#define PTIMER_CTX_SIG		232
+#define PTIMER_CTX_MASK		PTIMER_CTX_REGS_SIZE	/* the thread's signal mask, 8 bytes */
+#define PTIMER_CTX_TGID		(PTIMER_CTX_REGS_SIZE + 8)
+#define PTIMER_CTX_TID		(PTIMER_CTX_REGS_SIZE + 12)
+#define PTIMER_CTX_SIG		(PTIMER_CTX_REGS_SIZE + 16)
 
 #ifndef __ASSEMBLER__
 struct ptimer_resume_ctx {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The restore algorithm that runs inside the target (restorer/algo.c).  The
- * blob's entry (restorer/blob/entry.S) calls ptimer_blob_main(); the unit
- * tests call it directly against the simulated kernel (test/unit/simkernel.c).
+ * blob's entry (restorer/arch/ARCH/entry.S) calls ptimer_blob_main(); the
+ * unit tests call it directly against the simulated kernel
+ * (test/unit/simkernel.c).
  */
 #ifndef PTIMER_RESTORER_ALGO_H
 #define PTIMER_RESTORER_ALGO_H

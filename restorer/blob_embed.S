@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The in-target blob (build/restorer/blob.bin, from restorer/blob/) embedded
- * in the host program as bytes: ptimer_blob_start .. ptimer_blob_end.  Its
- * length is a multiple of 4096; struct ptimer_blob_args goes right after it.
+ * The in-target blob (build/restorer/blob.bin, from restorer/algo.c and
+ * restorer/arch/ARCH/) embedded in the host program as bytes:
+ * ptimer_blob_start .. ptimer_blob_end.  Its length is a multiple of 4096;
+ * struct ptimer_blob_args goes right after it.
  * BLOB_BIN is the path of blob.bin, passed by the Makefile.
  */
 	.section .rodata

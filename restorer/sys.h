@@ -3,10 +3,10 @@
  * The system calls the in-target restorer (restorer/algo.c) makes, and the
  * kernel structures they take.
  *
- * Built for the blob (PTIMER_SIMKERNEL undefined): raw x86_64 syscalls as
- * static inline functions, musl style (arch/x86_64/syscall_arch.h): number in
- * rax, arguments in rdi, rsi, rdx, r10, r8; the kernel clobbers rcx and r11.
- * They return the kernel's value, -errno on failure; there is no errno.
+ * Built for the blob (PTIMER_SIMKERNEL undefined): raw syscalls as static
+ * inline functions, restorer/arch/ARCH/sys.h giving the numbers and the
+ * instruction.  They return the kernel's value, -errno on failure; there is
+ * no errno.
  *
  * Built with -DPTIMER_SIMKERNEL: the same functions are extern and
  * test/unit/simkernel.c implements them against a simulated kernel.
@@ -33,14 +33,6 @@
 /* uapi/linux/time.h */
 #define PTIMER_CLOCK_REALTIME	0
 #define PTIMER_CLOCK_MONOTONIC	1
-
-/* arch/x86/entry/syscalls/syscall_64.tbl */
-#define PTIMER_NR_prctl		157
-#define PTIMER_NR_timer_create	222
-#define PTIMER_NR_timer_settime	223
-#define PTIMER_NR_timer_gettime	224
-#define PTIMER_NR_timer_getoverrun 225
-#define PTIMER_NR_timer_delete	226
 
 /*
  * struct sigevent as the kernel copies it in (uapi/asm-generic/siginfo.h,
@@ -69,41 +61,12 @@ _Static_assert(sizeof(struct ptimer_kitimerspec) == 32, "__kernel_itimerspec is 
 
 #ifndef PTIMER_SIMKERNEL
 
-static inline long ptimer_syscall3(long n, long a1, long a2, long a3)
-{
-	long ret;
-
-	__asm__ __volatile__ ("syscall"
-		: "=a"(ret)
-		: "a"(n), "D"(a1), "S"(a2), "d"(a3)
-		: "rcx", "r11", "memory");
-	return ret;
-}
-
-static inline long ptimer_syscall4(long n, long a1, long a2, long a3, long a4)
-{
-	register long r10 __asm__("r10") = a4;
-	long ret;
-
-	__asm__ __volatile__ ("syscall"
-		: "=a"(ret)
-		: "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10)
-		: "rcx", "r11", "memory");
-	return ret;
-}
-
-static inline long ptimer_syscall5(long n, long a1, long a2, long a3, long a4, long a5)
-{
-	register long r10 __asm__("r10") = a4;
-	register long r8 __asm__("r8") = a5;
-	long ret;
-
-	__asm__ __volatile__ ("syscall"
-		: "=a"(ret)
-		: "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8)
-		: "rcx", "r11", "memory");
-	return ret;
-}
+/* raw syscalls and their numbers: ptimer_syscall3/4/5(nr, args...) */
+#if defined(__x86_64__)
+#include "restorer/arch/x86_64/sys.h"
+#elif defined(__aarch64__)
+#include "restorer/arch/aarch64/sys.h"
+#endif
 
 /*
  * timer_create(2).  With PR_TIMER_CREATE_RESTORE_IDS on, the kernel reads the

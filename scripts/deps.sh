@@ -10,8 +10,14 @@
 #   DEPS=build  build dependencies only (this also runs inside the criu test
 #               roots, test/criu/suite-inner.sh)
 #   DEPS=all    also what `make check` compiles with: clang and its libFuzzer
-#               runtime; and the kernel matrix's qemu (x86_64 and aarch64),
-#               busybox and cpio (test/qemu/deps.sh --list)
+#               runtime; the kernel matrix's qemu (x86_64 and aarch64),
+#               busybox and cpio (test/qemu/deps.sh --list); and on an x86_64
+#               host the arm64 cross build (below)
+#   CROSS_ARCH=arm64  (make deps ARCH=arm64) the arm64 cross build: Debian's
+#               aarch64-linux-gnu gcc and the libraries the Makefile links,
+#               as :arm64 packages (dpkg --add-architecture arm64).  Nothing
+#               of the host is removed: when apt-get would remove a package,
+#               deps.sh says which and installs nothing.
 #
 # The test harnesses also install their own tools when missing
 # (test/qemu/deps.sh; test/criu/roots.sh: debootstrap).  To add a
@@ -19,6 +25,7 @@
 set -u
 
 DEPS=${DEPS:-all}
+CROSS_ARCH=${CROSS_ARCH:-}
 
 # gcc, protoc-c and the libraries the sources include
 pkgs_build() {
@@ -37,6 +44,15 @@ pkgs_check() {
 	bash "$(dirname "$0")/../test/qemu/deps.sh" --list
 }
 
+# The arm64 cross build (Makefile: ARCH=arm64): gcc, libc, and LDLIBS as
+# :arm64; criu-plugin.h (arch-independent) and protoc-c come from the host.
+pkgs_cross_arm64() {
+	echo gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu
+	echo libprotobuf-c-dev:arm64 libjson-c-dev:arm64 libcap-dev:arm64 libnl-3-dev:arm64
+	# `make check` (test/cross.sh) also runs the cross-built ptimer
+	[ "$DEPS" = all ] && echo qemu-user-static
+}
+
 available() {
 	apt-cache show "$1" >/dev/null 2>&1
 }
@@ -45,26 +61,69 @@ installed() {
 	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'
 }
 
+# install PKGS...: what is missing of them, with apt-get (root); 1 on failure
+install_missing() {
+	missing=""
+	for p in "$@"; do
+		installed "$p" || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: missing$missing; run 'make deps' as root or install them" >&2
+		return 1
+	fi
+	echo "deps: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	# shellcheck disable=SC2086 # one word a package
+	apt-get install -y -q $missing >/dev/null 2>&1 ||
+		{ apt-get update -q >/dev/null 2>&1 && apt-get install -y -q $missing; }
+}
+
+# The arm64 cross packages, never at the price of a host package: apt-get
+# is asked first (-s) and must remove nothing.
+install_cross_arm64() {
+	want=$(pkgs_cross_arm64)
+	missing=""
+	for p in $want; do
+		installed "$p" || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps: missing for ARCH=arm64:$missing; run 'make deps ARCH=arm64' as root" >&2
+		return 1
+	fi
+	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+		echo "deps: dpkg --add-architecture arm64"
+		dpkg --add-architecture arm64 || return 1
+		apt-get update -q >/dev/null 2>&1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	# shellcheck disable=SC2086 # one word a package
+	plan=$(apt-get install -s -y -q $missing 2>&1) ||
+		{ apt-get update -q >/dev/null 2>&1; plan=$(apt-get install -s -y -q $missing 2>&1); } || {
+		echo "deps: apt-get cannot install$missing for ARCH=arm64 (are arm64 packages in the apt sources?):" \
+			"$(echo "$plan" | grep '^E:' | head -n1)" >&2
+		return 1
+	}
+	removed=$(echo "$plan" | awk '$1 == "Remv" { printf " %s", $2 }')
+	if [ -n "$removed" ]; then
+		echo "deps: installing the arm64 cross packages would remove host packages ($removed ): not done" >&2
+		return 1
+	fi
+	echo "deps: installing for ARCH=arm64:$missing"
+	# shellcheck disable=SC2086
+	apt-get install -y -q $missing >/dev/null
+}
+
 if [ "$DEPS" = build ]; then
 	want=$(pkgs_build)
 else
 	want="$(pkgs_build) $(pkgs_check)"
 fi
-
-missing=""
-for p in $want; do
-	installed "$p" || missing="$missing $p"
-done
-if [ -z "$missing" ]; then
-	echo "deps: all installed"
-	exit 0
+# shellcheck disable=SC2086
+install_missing $want || exit 1
+# the arm64 cross build: asked for, or part of `make check` on x86_64 hosts
+if [ "$CROSS_ARCH" = arm64 ] || { [ "$DEPS" = all ] && [ "$(uname -m)" = x86_64 ]; }; then
+	install_cross_arm64 || exit 1
 fi
-if [ "$(id -u)" != 0 ]; then
-	echo "deps: missing$missing; run 'make deps' as root or install them" >&2
-	exit 1
-fi
-echo "deps: installing$missing"
-export DEBIAN_FRONTEND=noninteractive
-# shellcheck disable=SC2086 # one word a package
-apt-get install -y -q $missing >/dev/null 2>&1 ||
-	{ apt-get update -q >/dev/null 2>&1 && apt-get install -y -q $missing; }
+echo "deps: all installed"

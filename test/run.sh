@@ -3,11 +3,13 @@
 #
 # test/run.sh BUILD - every unit test program (BUILD/test/test_*), then the
 # end-to-end script (test/e2e.sh), the fuzz corpus replay (test/fuzz/run.sh),
-# both suites again built with ASan and UBSan (BUILD-asan, SKIP when not
-# built), then the suite against real criu 4.1.1 and 4.2.1 in cached Debian
-# roots (test/criu/suite.sh; PTIMER_SKIP_CRIU=1 skips it), the plugin with
-# sid's arm64 criu in an arm64 guest (test/criu/arm64.sh; skipped by
-# PTIMER_SKIP_CRIU=1 or PTIMER_SKIP_CRIU_ARM64=1), then container
+# the cross build for the other architecture (test/cross.sh), both suites
+# again built with ASan and UBSan (BUILD-asan, SKIP when not built), the
+# kernel matrices (test/qemu/matrix.sh), then the suite against real criu
+# 4.1.1 and 4.2.1 in cached Debian roots (test/criu/suite.sh;
+# PTIMER_SKIP_CRIU=1 skips it), the plugin with sid's arm64 criu in an arm64
+# guest (test/criu/arm64.sh; skipped by PTIMER_SKIP_CRIU=1 or
+# PTIMER_SKIP_CRIU_ARM64=1), then container
 # runtimes (test/containers/suite.sh; skipped by PTIMER_SKIP_CRIU=1 or
 # PTIMER_SKIP_CONTAINERS=1), then CRIU's own zdtm suite with and without the
 # plugin (test/criu/zdtm.sh; skipped by PTIMER_SKIP_CRIU=1 or
@@ -68,13 +70,13 @@ if [ -x "$ASAN_BUILD/ptimer" ]; then
 		[ -x "$prog" ] && asan_units+=("$prog")
 	done
 fi
-# the units, e2e, fuzz replay, the sanitizer stage (its units, its e2e and
-# the report check, or one SKIP), the kernel matrix (x86_64, arm64), criu, criu-arm64,
-# containers, zdtm
+# the units, e2e, fuzz replay, cross, the sanitizer stage (its units, its e2e and
+# the report check, or one SKIP), the kernel matrix (x86_64, arm64), criu,
+# criu-arm64, containers, zdtm
 if [ -x "$ASAN_BUILD/ptimer" ]; then
-	plan $((${#units[@]} + 2 + ${#asan_units[@]} + 2 + 6))
+	plan $((${#units[@]} + 3 + ${#asan_units[@]} + 2 + 6))
 else
-	plan $((${#units[@]} + 2 + 1 + 6))
+	plan $((${#units[@]} + 3 + 1 + 6))
 fi
 
 for prog in "${units[@]}"; do
@@ -89,6 +91,14 @@ run e2e bash test/e2e.sh "$BUILD"
 # through BUILD/fuzz/fuzz_<target> (libFuzzer, ASan, UBSan; 'make fuzz-build').
 echo "# test/fuzz/run.sh replay $BUILD"
 run fuzz-replay bash test/fuzz/run.sh replay "$BUILD"
+# test/cross.sh: `make ARCH=arm64` (the other architecture) into build-arm64/,
+# what file, readelf and qemu-user say of it.
+echo "# test/cross.sh $BUILD"
+run cross bash test/cross.sh "$BUILD"
+# whether the cross stage built build-arm64 (its check cross/build), for the
+# arm64 kernel matrix
+CROSS_BUILT=0
+grep -qE '^PASS cross/build([: ]|$)' "$OUT" && CROSS_BUILT=1
 # The unit programs and test/e2e.sh again against BUILD-asan ('make asan':
 # host code and test programs with ASan and UBSan, the blob as always).
 # Sanitizer reports go to files (log_path), so a report from a process whose
@@ -132,19 +142,26 @@ else
 	run kernel-matrix bash test/qemu/matrix.sh "$BUILD"
 fi
 # The same guest suite on Debian's arm64 kernels under qemu-system-aarch64,
-# with the programs cross-built into BUILD-arm64 (`make ARCH=arm64`);
-# a SKIP when they were not built.  PTIMER_MATRIX=0 or PTIMER_MATRIX_ARM64=0
-# leave it out.
-ARM64_BUILD=${PTIMER_ARM64_BUILD:-$BUILD-arm64}
+# with what the cross stage built into build-arm64 (`make ARCH=arm64`), or
+# the build PTIMER_ARM64_BUILD names; a SKIP when there is none (an older
+# build-arm64 is not booted).  Two guests at once (PTIMER_MATRIX_JOBS; each
+# takes a core, nothing else runs meanwhile): about 2 minutes for the three
+# kernels.  PTIMER_MATRIX=0 or PTIMER_MATRIX_ARM64=0 leave it out.
+ARM64_BUILD=${PTIMER_ARM64_BUILD:-}
+[ -z "$ARM64_BUILD" ] && [ "$CROSS_BUILT" = 1 ] && [ "$(uname -m)" = x86_64 ] && ARM64_BUILD=$PWD/build-arm64
 if [ "${PTIMER_MATRIX:-1}" = 0 ] || [ "${PTIMER_MATRIX_ARM64:-1}" = 0 ]; then
 	skip kernel-matrix-arm64 "PTIMER_MATRIX=0 or PTIMER_MATRIX_ARM64=0"
+	stage_done kernel-matrix-arm64 "$H_FAIL"
+elif [ -z "$ARM64_BUILD" ]; then
+	skip kernel-matrix-arm64 "the cross stage did not build build-arm64 (its SKIP or FAIL above says why)"
 	stage_done kernel-matrix-arm64 "$H_FAIL"
 elif [ ! -x "$ARM64_BUILD/ptimer" ] || [ ! -x "$ARM64_BUILD/test/zdtm_timers" ]; then
 	skip kernel-matrix-arm64 "$ARM64_BUILD/ptimer or $ARM64_BUILD/test/zdtm_timers not built ('make ARCH=arm64' cross-builds them)"
 	stage_done kernel-matrix-arm64 "$H_FAIL"
 else
 	echo "# test/qemu/matrix.sh $ARM64_BUILD arm64"
-	run kernel-matrix-arm64 bash test/qemu/matrix.sh "$ARM64_BUILD" arm64
+	run kernel-matrix-arm64 env PTIMER_MATRIX_JOBS="${PTIMER_MATRIX_JOBS:-2}" \
+		bash test/qemu/matrix.sh "$ARM64_BUILD" arm64
 fi
 if [ -n "${PTIMER_SKIP_CRIU:-}" ]; then
 	skip criu "PTIMER_SKIP_CRIU is set"

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * Running restorer/blob inside a stopped thread, so that the thread
- * survives ptimer's death at any moment.
+ * Running the in-target blob (restorer/algo.c, restorer/arch/ARCH/) inside
+ * a stopped thread, so that the thread survives ptimer's death at any moment.
  *
- * The thread's registers (a restartable syscall rewound, as compel does in
- * compel/arch/x86/src/lib/infect.c get_task_regs()) and signal mask are
- * saved first; a thread inside an rseq critical section is moved to its
- * abort_ip (rseq_cs.c).  Single syscalls (mmap, mprotect, munmap) run through
- * a stub copied into the zero padding at the end of an executable mapping,
- * where no code of the process ever runs; the blob runs in its own mapping.
- * Both end the same way (restorer/abi.h): a notify signal the host takes as
- * "done", and, when there is no tracer any more, a jump back into the
- * thread's own context.  Nothing ever stops on int3: an untraced int3 kills
+ * The thread's registers (a restartable syscall rewound where the kernel
+ * leaves that to the tracer: ptimer_arch_rewind_syscall() of
+ * restorer/arch/ARCH/regs.h, which holds all this file knows about
+ * registers) and signal mask are saved first; a thread inside an rseq
+ * critical section is moved to its abort_ip (rseq_cs.c).  Single syscalls
+ * (mmap, mprotect, munmap) run through a stub copied into the zero padding
+ * at the end of an executable mapping, where no code of the process ever
+ * runs; the blob runs in its own mapping.  Both end the same way
+ * (restorer/abi.h): a notify signal the host takes as "done", and, when
+ * there is no tracer any more, a return into the thread's own context.
+ * Nothing ever stops on a breakpoint trap (int3, brk): an untraced one kills
  * the process (criu's compel_run_at() and compel_syscall() do, which is why
  * ptimer does not use them).  Memory is copied with process_vm_writev/readv
  * (Linux 3.2); the stub is written with PTRACE_POKEDATA (read-only pages).
@@ -28,7 +30,6 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
-#include <sys/user.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,6 +38,11 @@
 
 #include "restorer/blob.h"
 #include "restorer/host/inject.h"
+#if defined(__x86_64__)
+#include "restorer/arch/x86_64/regs.h"
+#elif defined(__aarch64__)
+#include "restorer/arch/aarch64/regs.h"
+#endif
 #include "lib/err.h"
 #include "lib/procfs.h"
 #include "lib/vm.h"
@@ -58,7 +64,7 @@ struct ptimer_blob {
 	uint64_t stack_top;
 	uint32_t n_timers, n_occupied;
 	struct ptimer_rseq_cs_save rseq;
-	struct user_regs_struct regs;	/* the thread's own, IP at resume_ip */
+	ptimer_arch_regs regs;		/* the thread's own, IP at resume_ip */
 	uint64_t sigmask;		/* the thread's own signal mask */
 	int notify_sig;			/* the blob's "done" signal */
 	uint64_t stub;			/* the syscall stub's address; 0: not placed */
@@ -249,10 +255,12 @@ static int pick_notify_sig(pid_t tgid)
 	return SIGURG;
 }
 
-static int set_regs_mask(pid_t tid, struct user_regs_struct *regs, uint64_t mask)
+static int set_regs_mask(pid_t tid, ptimer_arch_regs *regs, uint64_t mask)
 {
-	if (ptrace(PTRACE_SETREGS, tid, NULL, regs))
-		return -errno;
+	int r = ptimer_arch_set_regs(tid, regs);
+
+	if (r)
+		return r;
 	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask))
 		return -errno;
 	return 0;
@@ -267,18 +275,13 @@ static int put_back(struct ptimer_blob *b)
 {
 	if (ptrace(PTRACE_SETSIGMASK, b->tid, (void *)sizeof(b->sigmask), &b->sigmask))
 		return -errno;
-	if (ptrace(PTRACE_SETREGS, b->tid, NULL, &b->regs))
-		return -errno;
-	return 0;
+	return ptimer_arch_set_regs(b->tid, &b->regs);
 }
 
 _Static_assert(STUB_AREA % 16 == 0, "stub area alignment");
 /* entry.S reads struct ptimer_resume_ctx by the offsets of restorer/abi.h */
-_Static_assert(sizeof(struct user_regs_struct) == PTIMER_CTX_REGS_SIZE, "user_regs_struct size");
-_Static_assert(offsetof(struct user_regs_struct, rip) == PTIMER_CTX_RIP, "rip offset");
-_Static_assert(offsetof(struct user_regs_struct, rsp) == PTIMER_CTX_RSP, "rsp offset");
-_Static_assert(offsetof(struct user_regs_struct, eflags) == PTIMER_CTX_EFLAGS, "eflags offset");
-_Static_assert(offsetof(struct user_regs_struct, rdi) == PTIMER_CTX_RDI, "rdi offset");
+_Static_assert(sizeof(ptimer_arch_regs) == PTIMER_CTX_REGS_SIZE, "registers fill the context's regs");
+_Static_assert(offsetof(struct ptimer_resume_ctx, sigmask) == PTIMER_CTX_MASK, "sigmask offset");
 _Static_assert(offsetof(struct ptimer_resume_ctx, sig) == PTIMER_CTX_SIG, "sig offset");
 _Static_assert(sizeof(struct ptimer_blob_args) <= PTIMER_RESUME_CTX_OFF, "args overlap the resume context");
 
@@ -296,14 +299,14 @@ static bool stop_signal(int sig)
  * puts it back into the stop).  *out: the registers at the notify stop.
  * Then the thread's own mask and registers go back (put_back).
  */
-static int run_at(struct ptimer_blob *b, struct user_regs_struct *regs, uint64_t lo, uint64_t hi,
-		  struct user_regs_struct *out, const char *what, struct ptimer_err *err)
+static int run_at(struct ptimer_blob *b, ptimer_arch_regs *regs, uint64_t lo, uint64_t hi,
+		  ptimer_arch_regs *out, const char *what, struct ptimer_err *err)
 {
 	uint64_t block = ~0ull & ~(1ull << (b->notify_sig - 1));
 	struct reaper rp;
 	int status, r, sig = 0;
 
-	regs->orig_rax = (unsigned long long)-1;	/* no syscall restart on the way in */
+	ptimer_arch_no_restart(regs);	/* no syscall restart on the way in */
 	r = set_regs_mask(b->tid, regs, block);
 	if (r)
 		return r == -ESRCH ? explain_failure(b, what, err)
@@ -328,7 +331,8 @@ static int run_at(struct ptimer_blob *b, struct user_regs_struct *regs, uint64_t
 			continue;
 		if (WSTOPSIG(status) == b->notify_sig) {
 			/* ours comes from the tgkill at the end, never at the entry */
-			if (!ptrace(PTRACE_GETREGS, b->tid, NULL, out) && out->rip > lo && out->rip < hi)
+			if (!ptimer_arch_get_regs(b->tid, out) && ptimer_arch_ip(out) > lo &&
+			    ptimer_arch_ip(out) < hi)
 				break;
 			continue;	/* the process's own, queued before: ignored, as it would be */
 		}
@@ -395,11 +399,13 @@ static uint64_t stub_area_scan(struct ptimer_blob *b, bool *left)
 	while (!at && fgets(line, sizeof(line), f)) {
 		unsigned long start, end;
 		unsigned char tail[STUB_AREA + 64];
+		uint64_t size;
 		char perms[8];
 		size_t i;
 
+		/* never ptimer's own code (a leftover's padding): removing it would remove the stub */
 		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3 || perms[2] != 'x' ||
-		    end - start < sizeof(tail) || strstr(line, "[vsyscall]"))
+		    end - start < sizeof(tail) || strstr(line, "[vsyscall]") || is_leftover(b, start, &size))
 			continue;
 		if (vm_read(b, end - sizeof(tail), tail, sizeof(tail), NULL))
 			continue;
@@ -484,23 +490,16 @@ static int stub_syscall(struct ptimer_blob *b, int nr, long *ret, unsigned long 
 			unsigned long a3, unsigned long a4, unsigned long a5, unsigned long a6,
 			uint64_t mark_at, uint64_t mark_size, struct ptimer_err *err)
 {
-	struct user_regs_struct regs = b->regs, out;
+	const unsigned long args[6] = { a1, a2, a3, a4, a5, a6 };
+	ptimer_arch_regs regs = b->regs, out;
 	int r;
 
-	regs.r13 = mark_at;
-	regs.r14 = mark_size;
-
-	regs.rip = b->stub;
-	regs.rax = (unsigned long)nr;
-	regs.rdi = a1;
-	regs.rsi = a2;
-	regs.rdx = a3;
-	regs.r10 = a4;
-	regs.r8 = a5;
-	regs.r9 = a6;
+	ptimer_arch_stub_mark(&regs, mark_at, mark_size);
+	ptimer_arch_set_ip(&regs, b->stub);
+	ptimer_arch_stub_syscall(&regs, nr, args);
 	r = run_at(b, &regs, b->stub, b->stub + STUB_LEN, &out, "running a syscall", err);
 	if (!r)
-		*ret = (long)out.r12;
+		*ret = ptimer_arch_stub_result(&out);
 	return r;
 }
 
@@ -560,12 +559,12 @@ static bool in_leftover(struct ptimer_blob *b, uint64_t ip, uint64_t *lo, uint64
  */
 static int finish_leftover_run(struct ptimer_blob *b, struct ptimer_err *err)
 {
-	struct user_regs_struct regs;
+	ptimer_arch_regs regs;
 	struct ptimer_resume_ctx ctx;
 	uint64_t lo, hi, at;
-	int status, sig = 0;
+	int status, sig = 0, r;
 
-	if (ptrace(PTRACE_GETREGS, b->tid, NULL, &regs) || !in_leftover(b, regs.rip, &lo, &hi, &at))
+	if (ptimer_arch_get_regs(b->tid, &regs) || !in_leftover(b, ptimer_arch_ip(&regs), &lo, &hi, &at))
 		return 0;
 	if (vm_read(b, at, &ctx, sizeof(ctx), err))
 		return -EIO;
@@ -580,8 +579,8 @@ static int finish_leftover_run(struct ptimer_blob *b, struct ptimer_err *err)
 			return ptimer_errf(err, ESRCH, "process %d exited", b->tgid);
 		if (!WIFSTOPPED(status) || status >> 16)
 			continue;
-		if (WSTOPSIG(status) == ctx.sig && !ptrace(PTRACE_GETREGS, b->tid, NULL, &regs) &&
-		    regs.rip > lo && regs.rip < hi)
+		if (WSTOPSIG(status) == ctx.sig && !ptimer_arch_get_regs(b->tid, &regs) &&
+		    ptimer_arch_ip(&regs) > lo && ptimer_arch_ip(&regs) < hi)
 			break;
 		if (stop_signal(WSTOPSIG(status)))
 			sig = WSTOPSIG(status);
@@ -590,17 +589,19 @@ static int finish_leftover_run(struct ptimer_blob *b, struct ptimer_err *err)
 					   b->tid, WSTOPSIG(status));
 	}
 	memcpy(&regs, ctx.regs, sizeof(regs));
-	if (ptrace(PTRACE_SETSIGMASK, b->tid, (void *)sizeof(ctx.sigmask), &ctx.sigmask) ||
-	    ptrace(PTRACE_SETREGS, b->tid, NULL, &regs))
-		return ptimer_errf(err, errno, "thread %d: %s", b->tid, strerror(errno));
+	r = ptrace(PTRACE_SETSIGMASK, b->tid, (void *)sizeof(ctx.sigmask), &ctx.sigmask) ? -errno : 0;
+	if (!r)
+		r = ptimer_arch_set_regs(b->tid, &regs);
+	if (r)
+		return ptimer_errf(err, -r, "thread %d: %s", b->tid, strerror(-r));
 	return 0;
 }
 
 /*
  * The thread's own state, saved before anything runs: registers with a
- * restartable syscall rewound (arch/x86/kernel/signal.c does the same on
- * the way out of a stop: -ERESTART* codes in rax), the IP moved to abort_ip
- * inside an rseq critical section, and the signal mask.
+ * restartable syscall rewound as the kernel would on the way out of the stop
+ * (ptimer_arch_rewind_syscall()), the IP moved to abort_ip inside an rseq
+ * critical section, and the signal mask.
  */
 static int save_thread(struct ptimer_blob *b, struct ptimer_err *err)
 {
@@ -608,27 +609,17 @@ static int save_thread(struct ptimer_blob *b, struct ptimer_err *err)
 
 	if (r)
 		return r;
-	if (ptrace(PTRACE_GETREGS, b->tid, NULL, &b->regs) ||
-	    ptrace(PTRACE_GETSIGMASK, b->tid, (void *)sizeof(b->sigmask), &b->sigmask))
-		return ptimer_errf(err, errno, "cannot read thread %d's registers: %s (is it stopped by "
-				   "ptimer or criu?)", b->tid, strerror(errno));
-	if ((long)(int)b->regs.orig_rax >= 0) {
-		switch ((long)(int)b->regs.rax) {
-		case -512:	/* ERESTARTSYS */
-		case -513:	/* ERESTARTNOINTR */
-		case -514:	/* ERESTARTNOHAND */
-			b->regs.rax = b->regs.orig_rax;
-			b->regs.rip -= 2;	/* the syscall instruction again */
-			break;
-		case -516:	/* ERESTART_RESTARTBLOCK: as compel, the caller sees EINTR */
-			b->regs.rax = (unsigned long long)-EINTR;
-			break;
-		}
-	}
-	r = ptimer_rseq_cs_save(b->tid, b->regs.rip, &b->rseq);
+	r = ptimer_arch_get_regs(b->tid, &b->regs);
+	if (!r && ptrace(PTRACE_GETSIGMASK, b->tid, (void *)sizeof(b->sigmask), &b->sigmask))
+		r = -errno;
+	if (r)
+		return ptimer_errf(err, -r, "cannot read thread %d's registers: %s (is it stopped by "
+				   "ptimer or criu?)", b->tid, strerror(-r));
+	ptimer_arch_rewind_syscall(&b->regs);
+	r = ptimer_rseq_cs_save(b->tid, ptimer_arch_ip(&b->regs), &b->rseq);
 	if (r)
 		return ptimer_errf(err, -r, "thread %d: cannot read its rseq area: %s", b->tid, strerror(-r));
-	b->regs.rip = b->rseq.resume_ip;
+	ptimer_arch_set_ip(&b->regs, b->rseq.resume_ip);
 	return 0;
 }
 
@@ -729,6 +720,7 @@ static int remove_leftovers_pass(struct ptimer_blob *b)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long start, end, ino;
+		struct ptimer_err why = { "" };
 		uint64_t size;
 		char perms[8];
 		long ret = 0;
@@ -739,10 +731,10 @@ static int remove_leftovers_pass(struct ptimer_blob *b)
 		    end - start < b->code_size || !is_leftover(b, start, &size))
 			continue;
 		undo_half_restore(b, start, size);
-		if (remote_syscall(b, __NR_munmap, &ret, start, size, 0, 0, 0, 0, NULL) || ret)
+		if (remote_syscall(b, __NR_munmap, &ret, start, size, 0, 0, 0, 0, &why) || ret)
 			blob_log(PTIMER_BLOB_LOG_WARN, "process %d holds ptimer's code at %#lx (%llu bytes), left by a "
-				   "ptimer that was killed; removing it failed (%ld)", b->tgid, start,
-				   (unsigned long long)size, ret);
+				   "ptimer that was killed; removing it failed (%s)", b->tgid, start,
+				   (unsigned long long)size, why.msg[0] ? why.msg : strerror((int)-ret));
 		else {
 			blob_log(PTIMER_BLOB_LOG_WARN, "process %d held ptimer's code at %#lx (%llu bytes), left by a "
 				   "ptimer that was killed: removed", b->tgid, start, (unsigned long long)size);
@@ -885,7 +877,7 @@ int ptimer_blob_load(struct ptimer_blob *b, const struct ptimer_timer *timers, c
 int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct ptimer_err *err)
 {
 	uint64_t args = b->base + b->code_size;
-	struct user_regs_struct regs = b->regs, out;
+	ptimer_arch_regs regs = b->regs, out;
 	struct ptimer_resume_ctx ctx;
 	int r;
 
@@ -902,8 +894,8 @@ int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct p
 		r = vm_write(b, args, a, sizeof(*a), err);
 	if (r)
 		return r;
-	regs.rip = b->base;
-	regs.rsp = b->stack_top;
+	ptimer_arch_set_ip(&regs, b->base);
+	ptimer_arch_set_sp(&regs, b->stack_top);
 	r = run_at(b, &regs, b->base, b->base + b->code_size, &out, "running its code", err);
 	if (r)
 		return r;

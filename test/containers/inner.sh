@@ -308,7 +308,7 @@ podman_case() {
 		return
 	fi
 	log=$(pm_log "$name" dump.log)
-	if grep -q 'ptimer: settings (/etc/criu/ptimer.conf, then the environment): criu-mode takeover, strict yes, restore-mode linear' "$log"; then
+	if grep -q 'ptimer: settings (/etc/criu/ptimer.conf, then the environment): criu-mode auto, strict yes, restore-mode linear' "$log"; then
 		pass "podman/checkpoint ($(secs "$t0") s): settings from /etc/criu/ptimer.conf reach criu dump"
 	else
 		fail "podman/checkpoint" "no 'ptimer: settings (/etc/criu/ptimer.conf...strict yes' in $log: $(logtail "$log")"

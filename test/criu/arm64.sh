@@ -41,8 +41,11 @@ top=$(cd "$here/../.." && pwd)
 B=${1:-$top/build-arm64}
 TO=${PTIMER_CRIU_ARM64_TIMEOUT:-900}
 # Each case is a few criu runs; under TCG one dump or restore takes seconds.
-CASES=${PTIMER_CRIU_ARM64_CASES:-scenario:stride:stride:plain scenario:sparse100k:sparse100k:plain
-scenario:mix:mix:plain scenario:threads:threads:plain scenario:threads-pidns:threads:pidns
+CASES=${PTIMER_CRIU_ARM64_CASES:-scenario:stride:stride:plain
+scenario:takeover-stride:stride:plain:PTIMER_CRIU_MODE=takeover
+scenario:takeover-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=takeover case_auto_fallback
+scenario:mix:mix:plain scenario:takeover-mix:mix:plain:PTIMER_CRIU_MODE=takeover
+scenario:threads:threads:plain scenario:threads-pidns:threads:pidns
 case_exited case_exited_alone case_no_plugin
 scenario:native-mix:mix:plain:PTIMER_CRIU_MODE=native case_pending:pending}
 . "$top/test/lib/harness.sh"

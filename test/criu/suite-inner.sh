@@ -209,25 +209,64 @@ scenario() {
 		else
 			fail "$name/plugin-verified" "no 'ptimer: ... match the image' in restore.log: $(logtail "$img/restore.log")"
 		fi ;;
+	*PTIMER_CRIU_MODE=takeover* | *PTIMER_STRICT=yes*)
+		# strict reads the timers itself at dump: ptimer restores them
+		plugin_restored "$name" "$img" ;;
 	*)
-		if grep -q 'ptimer: .*POSIX timers restored' "$img/restore.log"; then
-			pass "$name/plugin-restored: $(grep -o 'ptimer: .*POSIX timers restored.*' "$img/restore.log" | head -n1 | cut -c1-120)"
+		# criu-mode auto (the default): criu 4.2 on a kernel with the
+		# exact-ID prctl restores what it saved right; the rest, and
+		# everything under 4.1, is ptimer's
+		auto_decision "$name" "$img" || return 1
+		if [ "$AUTO_EXACT" = yes ] && grep -q 'ptimer: .*criu restored its [0-9]* POSIX timers (criu-mode auto)' "$img/restore.log"; then
+			pass "$name/criu-restored: $(grep -o 'ptimer: .*criu restored its.*' "$img/restore.log" | head -n1 | cut -c1-120)"
+			! grep -q 'ptimer: .*POSIX timers restored,' "$img/restore.log" || info "$name: some tasks taken over"
 		else
-			fail "$name/plugin-restored" "no 'ptimer: ... POSIX timers restored' in restore.log: $(logtail "$img/restore.log")"
+			plugin_restored "$name" "$img"
 		fi ;;
 	esac
 	collect "$name"
 }
 
+plugin_restored() {
+	if grep -q 'ptimer: .*POSIX timers restored' "$2/restore.log"; then
+		pass "$1/plugin-restored: $(grep -o 'ptimer: .*POSIX timers restored.*' "$2/restore.log" | head -n1 | cut -c1-120)"
+	else
+		fail "$1/plugin-restored" "no 'ptimer: ... POSIX timers restored' in restore.log: $(logtail "$2/restore.log")"
+	fi
+}
+
+# auto_decision NAME IMG: the dump log says what criu-mode auto decided, and
+# it is what this criu and kernel call for; AUTO_EXACT yes or no.
+auto_decision() {
+	local line want=no
+	line=$(grep -o 'ptimer: criu-mode auto: .*' "$2/dump.log" | head -n1)
+	case $CRIU_VERSION in
+	4.[2-9]* | [5-9].*) "$INST/usr/bin/ptimer" check 2>/dev/null | grep -q '^exact timer IDs.* yes ' && want=yes ;;
+	esac
+	AUTO_EXACT=no
+	case $line in
+	*"restores exact timer IDs itself"*) AUTO_EXACT=yes ;;
+	"") fail "$1/auto-decision" "no 'ptimer: criu-mode auto: ...' in dump.log"; return 1 ;;
+	esac
+	if [ "$AUTO_EXACT" = "$want" ]; then
+		pass "$1/auto-decision (criu $CRIU_VERSION): ${line#ptimer: criu-mode auto: }"
+	else
+		fail "$1/auto-decision" "criu $CRIU_VERSION, exact-ID prctl ${want}: the plugin decided '$line'"
+		return 1
+	fi
+}
+
 # ---- bench -------------------------------------------------------------------
 
 # tree_round CASE NPROC NTIMERS MODE: start bench_tree NPROC NTIMERS, criu
-# dump it (MODE plugin: with --libdir), criu restore -d the image the same
-# way, check every restored process holds NTIMERS timers, kill the tree.
+# dump it (MODE plugin: with --libdir; takeover: the same, with criu-mode
+# takeover), criu restore -d the image the same way, check every restored
+# process holds NTIMERS timers, kill the tree.
 # DTIME, RTIME (seconds) set; TREE_WHY on failure.
 tree_round() {
-	local tc=$1 nproc=$2 ntim=$3 mode=$4 d=$W/tree-$1 img=$W/tree-$1.img lib=() pid t0 n nbad p procs
-	[ "$mode" = plugin ] && lib=(--libdir "$LIBDIR")
+	local tc=$1 nproc=$2 ntim=$3 mode=$4 d=$W/tree-$1 img=$W/tree-$1.img lib=() pid t0 n nbad p procs cmode=auto
+	[ "$mode" != alone ] && lib=(--libdir "$LIBDIR")
+	[ "$mode" = takeover ] && cmode=takeover
 	rm -rf "$d" "$img"
 	mkdir -p "$d" "$img"
 	( cd / && exec setsid "$BLD/test/bench_tree" "$nproc" "$ntim" "$d" >"$d/out" 2>&1 </dev/null ) &
@@ -238,7 +277,7 @@ tree_round() {
 	fi
 	pid=$(cat "$d/pid")
 	t0=$EPOCHREALTIME
-	timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$pid" -D "$img" -o dump.log "${lib[@]}" >"$img/dump.out" 2>&1
+	PTIMER_CRIU_MODE=$cmode timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$pid" -D "$img" -o dump.log "${lib[@]}" >"$img/dump.out" 2>&1
 	RC=$?
 	DTIME=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
 	if [ "$RC" -ne 0 ]; then
@@ -307,15 +346,18 @@ if [ "$what" = bench ]; then
 	done
 	# Trees: criu dump + criu restore -d of a whole tree, alone and with
 	# the plugin in turn (alone, plugin, plugin, alone, ...), so that both
-	# see the same machine; medians of RUNS pairs.
+	# see the same machine; medians of RUNS pairs.  On criu 4.2+ also
+	# criu-mode takeover (auto leaves the timers to criu there).
+	tmodes="alone plugin"
+	case $CRIU_VERSION in 4.[2-9]* | [5-9].*) tmodes="alone plugin takeover" ;; esac
 	for tc in 300x0 300x1 4x20000; do
 		[[ " $SETS " == *" tree-$tc "* ]] || continue
 		nproc=${tc%x*} ntim=${tc#*x}
 		declare -A dt=() rt=()
 		bad=
 		for ((r = 0; r < RUNS && !bad; r++)); do
-			order="alone plugin"
-			((r % 2)) && order="plugin alone"
+			order=$tmodes
+			((r % 2)) && order=$(echo "$tmodes" | awk '{ for (i = NF; i > 0; i--) printf "%s%s", $i, (i > 1 ? " " : "") }')
 			for mode in $order; do
 				if ! tree_round "$tc" "$nproc" "$ntim" "$mode"; then
 					echo "bench: $suite tree-$tc $mode FAILED: $TREE_WHY"
@@ -326,7 +368,7 @@ if [ "$what" = bench ]; then
 			done
 		done
 		[ -n "$bad" ] && continue
-		for mode in alone plugin; do
+		for mode in $tmodes; do
 			echo "bench-tree: $suite $CRIU_VERSION $tc $mode $(printf '%s\n' ${dt[$mode]} | median) $(printf '%s\n' ${rt[$mode]} | median) dump: ${dt[$mode]}restore: ${rt[$mode]}"
 		done
 	done
@@ -412,7 +454,9 @@ case_rseq() {
 		fail rseq/start "rseq_cs_loop did not get ready: $(oneline "$d/out")"
 		return 1
 	fi
-	dump rseq "$img" -- --libdir "$LIBDIR" || { kill_wait "$PID"; return 1; }
+	# takeover: criu-mode auto would leave the timers to criu 4.2 and run
+	# no code in the task at restore
+	dump rseq "$img" PTIMER_CRIU_MODE=takeover -- --libdir "$LIBDIR" || { kill_wait "$PID"; return 1; }
 	restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
 	if [ "$RC" -ne 0 ]; then
 		fail rseq/restore "criu restore exit $RC: $(logtail "$img/restore.log")"
@@ -546,7 +590,7 @@ crit_case() {  # SCENARIO
 	proc_timers "$pid" >"$D/timers.before"
 	dump "$name" "$D.A" PTIMER_CRIU_MODE=native -- --libdir "$LIBDIR" --leave-running || { kill_wait "$pid"; return 1; }
 	dump "$name" "$D.B" PTIMER_CRIU_MODE=native -- --libdir "$LIBDIR" --leave-running || { kill_wait "$pid"; return 1; }
-	dump "$name" "$D.C" -- --libdir "$LIBDIR" || { kill_wait "$pid"; return 1; }
+	dump "$name" "$D.C" PTIMER_CRIU_MODE=takeover -- --libdir "$LIBDIR" || { kill_wait "$pid"; return 1; }
 	for d in A B C; do
 		for f in "$D.$d"/core-*.img; do
 			base=$(basename "$f" .img)
@@ -588,6 +632,34 @@ case_core_strip() {
 	fi
 	crit_case stride	# 2048 timers, one thread
 	crit_case cpuclocks	# two threads (two core images), CPU-clock timers
+}
+
+# criu-mode auto at restore: images that left the timers to criu are taken
+# over when the restoring criu cannot make exact IDs itself (criu 4.1, a
+# kernel before 6.15) or when the restore's settings say takeover.  Here the
+# second: a dump that left them to criu 4.2, restored with
+# PTIMER_CRIU_MODE=takeover: the plugin rewrites its image, strips the core
+# image and restores the timers itself.
+case_auto_fallback() {
+	local name=auto-fallback img
+	start "$name" criu stride plain || return 1
+	img=$D.img
+	dump "$name" "$img" -- --libdir "$LIBDIR" || { kill_wait "$PID"; return 1; }
+	auto_decision "$name" "$img" || { kill_wait "$PID"; return 1; }
+	if [ "$AUTO_EXACT" != yes ]; then
+		skip "$name/restore" "criu $CRIU_VERSION here: the dump took the timers over already"
+		kill_wait "$PID"
+		return 0
+	fi
+	PTIMER_CRIU_MODE=takeover restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
+	if [ "$RC" -ne 0 ]; then
+		fail "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
+		return 1
+	fi
+	check "$name/taken-over-at-restore" "no 'now takeover' line in restore.log: $(logtail "$img/restore.log")" \
+		grep -q 'ptimer: criu-mode takeover in the restore.s settings: ptimer restores the timers of 1 task itself' "$img/restore.log"
+	plugin_restored "$name" "$img"
+	collect "$name"
 }
 
 # Pending expiries (test/e2e/pending_timer.c, role criu): a one-shot and a
@@ -643,7 +715,11 @@ case_pending() {  # NAME [DUMP-ENV]...
 # core image.
 CASES=(
 	scenario:stride:stride:plain
+	scenario:takeover-stride:stride:plain:PTIMER_CRIU_MODE=takeover
 	scenario:sparse100k:sparse100k:plain
+	scenario:takeover-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=takeover
+	case_auto_fallback
+	scenario:strict-stride:stride:plain:PTIMER_STRICT=yes
 	scenario:mix:mix:plain
 	scenario:threads:threads:plain
 	scenario:cpuclocks:cpuclocks:plain

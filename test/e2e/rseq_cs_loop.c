@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "restorer/abi.h"
+
 struct counts {
 	volatile uint64_t aborts;	/* offset 0 */
 	volatile uint64_t lost;		/* offset 8 */
@@ -48,15 +50,21 @@ static struct rseq *my_rseq(void)
 	return (struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset);
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 /*
  * The section is [1, 2): bump iters, re-read rseq_cs, go round while it is
- * set.  abort_ip (4) is preceded by glibc's x86 signature 0x53053053.
+ * set.  abort_ip (4) is preceded by the architecture's rseq signature
+ * (PTIMER_RSEQ_SIG of restorer/arch/ARCH/abi.h, glibc's RSEQ_SIG), which the
+ * kernel checks before it sends the thread there.
  */
 static void __attribute__((noreturn)) loop_in_section(void)
 {
 	struct rseq *rs = my_rseq();
 
 	looping = 1;
+#if defined(__x86_64__)
 	__asm__ __volatile__(
 		".pushsection .data.rseq_cs_loop, \"aw\"\n\t"
 		".balign 32\n\t"
@@ -74,13 +82,48 @@ static void __attribute__((noreturn)) loop_in_section(void)
 		"incq 8(%[c])\n\t"
 		"jmp 0b\n\t"
 		"2:\n\t"
-		".long 0x53053053\n\t"
+		".long " STR(PTIMER_RSEQ_SIG) "\n\t"
 		"4:\n\t"
 		"incq 0(%[c])\n\t"
 		"jmp 0b\n\t"
 		:
 		: [rs] "r"(rs), [c] "r"(&c)
 		: "rax", "memory", "cc");
+#elif defined(__aarch64__)
+	__asm__ __volatile__(
+		".pushsection .data.rseq_cs_loop, \"aw\"\n\t"
+		".balign 32\n\t"
+		"rseq_cs_loop_desc:\n\t"
+		".long 0, 0\n\t"
+		".quad 1f, 2f - 1f, 4f\n\t"
+		".popsection\n\t"
+		"0:\n\t"
+		"adrp x9, rseq_cs_loop_desc\n\t"
+		"add x9, x9, :lo12:rseq_cs_loop_desc\n\t"
+		"str x9, [%[rs], #8]\n\t"
+		"1:\n\t"
+		"ldr x10, [%[c], #16]\n\t"
+		"add x10, x10, #1\n\t"
+		"str x10, [%[c], #16]\n\t"
+		"ldr x10, [%[rs], #8]\n\t"
+		"cbnz x10, 1b\n\t"
+		"ldr x10, [%[c], #8]\n\t"
+		"add x10, x10, #1\n\t"
+		"str x10, [%[c], #8]\n\t"
+		"b 0b\n\t"
+		"2:\n\t"
+		".inst " STR(PTIMER_RSEQ_SIG) "\n\t"
+		"4:\n\t"
+		"ldr x10, [%[c], #0]\n\t"
+		"add x10, x10, #1\n\t"
+		"str x10, [%[c], #0]\n\t"
+		"b 0b\n\t"
+		:
+		: [rs] "r"(rs), [c] "r"(&c)
+		: "x9", "x10", "memory", "cc");
+#else
+#error "rseq_cs_loop: x86_64 or aarch64"
+#endif
 	__builtin_unreachable();
 }
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 #
 # test/qemu/apt.sh - sourced by kernels.sh and busybox.sh: a private apt

@@ -94,7 +94,8 @@ echo "$why"
 Q=$B/qemu
 mkdir -p "$Q/logs"
 if [ "$ARCH" = amd64 ]; then
-	KCC=(${CC:-gcc})
+	# CC may carry words ("ccache gcc")
+	read -r -a KCC <<<"${CC:-gcc}"
 else
 	KCC=("${CROSS_COMPILE:-aarch64-linux-gnu-}gcc")
 fi

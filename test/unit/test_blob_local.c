@@ -7,7 +7,8 @@
  * here through a SIGUSR2 handler (siglongjmp) instead of through ptrace as in
  * the target.  Then the end a target runs when ptimer has died: with the
  * notify signal ignored, the blob must land at the resume context's IP with
- * its registers and signal mask.
+ * its registers and signal mask, and the syscall stub's mark and end
+ * (`test_blob_local ends`: those alone).
  *
  * Checks probe, exact-ID restore (IDs, values, a timer that fires with its
  * signal and sival, prctl left off), gettime, EBUSY rollback, linear restore
@@ -16,6 +17,7 @@
  */
 #include <errno.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -265,63 +267,164 @@ static void test_linear(struct region *r)
 
 /*
  * The end of the blob without a tracer: the notify signal (SIGURG, ignored
- * by default) vanishes and the blob jumps into the resume context: here a
- * landing function on a stack of its own, with rdi, rbx, r15 and a signal
- * mask (SIGTERM blocked) to check.
+ * by default) vanishes and the blob returns into the resume context: here a
+ * landing function on a stack of its own, with the first argument register,
+ * two callee-saved registers and a signal mask (SIGTERM blocked) to check.
+ * x86_64: rdi, rbx, r15 (the end reloads them and jumps through memory);
+ * aarch64: x0, x19, x28 (the end goes through rt_sigreturn).
  */
-static volatile uint64_t landed_rdi, landed_rbx, landed_r15;
+static volatile uint64_t landed_arg0, landed_r1, landed_r2;
 static volatile int landed_term_blocked;
 static sigjmp_buf resume_return;
 
-static void __attribute__((used)) landed_c(uint64_t rdi)
+static void __attribute__((used)) landed_c(uint64_t arg0)
 {
 	sigset_t now;
 
-	landed_rdi = rdi;
+	landed_arg0 = arg0;
 	sigprocmask(SIG_SETMASK, NULL, &now);
 	landed_term_blocked = sigismember(&now, SIGTERM);
 	siglongjmp(resume_return, 1);
 }
 
-/* rbx and r15 as the blob left them, then C with the stack aligned. */
+/* the two registers as the blob left them, then C with the stack aligned */
+#if defined(__x86_64__)
+#define CTX_R1		PTIMER_CTX_RBX
+#define CTX_R2		PTIMER_CTX_R15
+#define CTX_FLAGS	PTIMER_CTX_EFLAGS
+#define FLAGS		0x202		/* IF, and the always-one bit */
+#define REG_NAMES	"rdi/rbx/r15"
 __asm__(".text\n"
 	"landed:\n\t"
-	"mov %rbx, landed_rbx(%rip)\n\t"
-	"mov %r15, landed_r15(%rip)\n\t"
+	"mov %rbx, landed_r1(%rip)\n\t"
+	"mov %r15, landed_r2(%rip)\n\t"
 	"and $-16, %rsp\n\t"
 	"call landed_c\n\t"
 	"ud2\n");
+#elif defined(__aarch64__)
+#define CTX_R1		(19 * 8)
+#define CTX_R2		(28 * 8)
+#define CTX_FLAGS	PTIMER_CTX_PSTATE
+#define FLAGS		0		/* EL0t, flags clear */
+#define REG_NAMES	"x0/x19/x28"
+__asm__(".text\n"
+	"landed:\n\t"
+	"adrp x9, landed_r1\n\t"
+	"str x19, [x9, :lo12:landed_r1]\n\t"
+	"adrp x9, landed_r2\n\t"
+	"str x28, [x9, :lo12:landed_r2]\n\t"
+	"mov x9, sp\n\t"
+	"and sp, x9, #-16\n\t"
+	"bl landed_c\n\t"
+	"udf #0\n");
+#endif
 extern char landed[];
 
-static void test_resume(struct region *r)
+/* A resume context that lands in landed() with known registers and SIGTERM blocked. */
+static void landing_ctx(struct ptimer_resume_ctx *c)
 {
 	static uint8_t stack[16384] __attribute__((aligned(16)));
-	struct ptimer_resume_ctx *c = ctx_of(r);
-	sigset_t mask;
 	uint64_t *regs = c->regs;
+	sigset_t mask;
 
-	args_init(r, PTIMER_OP_PROBE, PTIMER_MODE_EXACT, 0);
 	memset(regs, 0, sizeof(c->regs));
-	regs[PTIMER_CTX_RIP / 8] = (uint64_t)(uintptr_t)landed;
-	regs[PTIMER_CTX_RSP / 8] = (uint64_t)(uintptr_t)(stack + sizeof(stack) - 512);
-	regs[PTIMER_CTX_RDI / 8] = 0x1122334455667788ull;
-	regs[PTIMER_CTX_RBX / 8] = 0xb0b0b0b0b0b0b0b0ull;
-	regs[PTIMER_CTX_R15 / 8] = 0xf15f15f15f15f15full;
-	regs[PTIMER_CTX_EFLAGS / 8] = 0x202;
+	regs[PTIMER_CTX_IP / 8] = (uint64_t)(uintptr_t)landed;
+	regs[PTIMER_CTX_SP / 8] = (uint64_t)(uintptr_t)(stack + sizeof(stack) - 512);
+	regs[PTIMER_CTX_ARG0 / 8] = 0x1122334455667788ull;
+	regs[CTX_R1 / 8] = 0xb0b0b0b0b0b0b0b0ull;
+	regs[CTX_R2 / 8] = 0xf15f15f15f15f15full;
+	regs[CTX_FLAGS / 8] = FLAGS;
 	sigprocmask(SIG_SETMASK, NULL, &mask);
 	sigaddset(&mask, SIGTERM);
 	memcpy(&c->sigmask, &mask, sizeof(c->sigmask));
 	c->sig = SIGURG;
-	if (sigsetjmp(resume_return, 1) == 0)
-		((void (*)(void))(uintptr_t)r->base)();
-	CHECK("blob end without a tracer: lands at the resume IP with rdi/rbx/r15 and the mask",
-	      landed_rdi == 0x1122334455667788ull && landed_rbx == 0xb0b0b0b0b0b0b0b0ull &&
-	      landed_r15 == 0xf15f15f15f15f15full && landed_term_blocked == 1,
-	      "rdi %#llx rbx %#llx r15 %#llx SIGTERM blocked %d", (unsigned long long)landed_rdi,
-	      (unsigned long long)landed_rbx, (unsigned long long)landed_r15, landed_term_blocked);
+	landed_arg0 = landed_r1 = landed_r2 = 0;
+	landed_term_blocked = 0;
 }
 
-int main(void)
+static bool landed_ok(void)
+{
+	return landed_arg0 == 0x1122334455667788ull && landed_r1 == 0xb0b0b0b0b0b0b0b0ull &&
+	       landed_r2 == 0xf15f15f15f15f15full && landed_term_blocked == 1;
+}
+
+#define LANDED_FMT	"arg0 %#llx r1 %#llx r2 %#llx SIGTERM blocked %d"
+#define LANDED_ARGS	(unsigned long long)landed_arg0, (unsigned long long)landed_r1, \
+			(unsigned long long)landed_r2, landed_term_blocked
+
+static void test_resume(struct region *r)
+{
+	args_init(r, PTIMER_OP_PROBE, PTIMER_MODE_EXACT, 0);
+	landing_ctx(ctx_of(r));
+	if (sigsetjmp(resume_return, 1) == 0)
+		((void (*)(void))(uintptr_t)r->base)();
+	CHECK("blob end without a tracer: lands at the resume IP with " REG_NAMES " and the mask",
+	      landed_ok(), LANDED_FMT, LANDED_ARGS);
+}
+
+/*
+ * The syscall stub as the host places it (restorer/abi.h: [STUB_OFF,
+ * STUB_CTX_OFF) of the blob, the resume context right after), entered with
+ * getpid as its syscall and a mark request: it must write the mark the host
+ * looks for ("ptimer-restorer", base = the syscall's result, size) at
+ * result + mark_at, then end like the blob.  stub_enter(stub, nr, mark_at,
+ * mark_size) loads the stub's registers (restorer/arch/ARCH/regs.h) and
+ * jumps; it never returns (landed() does, through siglongjmp).
+ */
+#if defined(__x86_64__)
+__asm__(".text\n"
+	"stub_enter:\n\t"
+	"mov %rsi, %rax\n\t"
+	"mov %rdx, %r13\n\t"
+	"mov %rcx, %r14\n\t"
+	"jmp *%rdi\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+	"stub_enter:\n\t"
+	"mov x8, x1\n\t"
+	"mov x22, x2\n\t"
+	"mov x23, x3\n\t"
+	"br x0\n");
+#endif
+void stub_enter(void *stub, long nr, uint64_t mark_at, uint64_t mark_size);
+
+static void test_stub(void)
+{
+	static struct { char magic[16]; uint64_t base, size; } mark;
+	size_t len = PTIMER_STUB_CTX_OFF - PTIMER_STUB_OFF;
+	struct ptimer_resume_ctx *c;
+	uint8_t *area;
+	pid_t pid = getpid();
+
+	area = mmap(NULL, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (area == MAP_FAILED) {
+		FAIL("stub: map", "%s", strerror(errno));
+		return;
+	}
+	memcpy(area, ptimer_blob_start + PTIMER_STUB_OFF, len);
+	c = (struct ptimer_resume_ctx *)(area + len);
+	memset(c, 0, sizeof(*c));
+	landing_ctx(c);
+	memset(&mark, 0, sizeof(mark));
+	if (mprotect(area, PAGE, PROT_READ | PROT_EXEC)) {
+		FAIL("stub: mprotect", "%s", strerror(errno));
+		return;
+	}
+	__builtin___clear_cache((char *)area, (char *)area + len);
+	if (sigsetjmp(resume_return, 1) == 0)
+		stub_enter(area, SYS_getpid, (uint64_t)(uintptr_t)&mark - (uint64_t)pid, 0x13000);
+	CHECK("stub: writes the mark at result + mark_at (\"ptimer-restorer\", base, size)",
+	      !memcmp(mark.magic, "ptimer-restorer", 16) && mark.base == (uint64_t)pid && mark.size == 0x13000,
+	      "magic '%.15s' base %#llx (pid %d) size %#llx", mark.magic, (unsigned long long)mark.base, pid,
+	      (unsigned long long)mark.size);
+	CHECK("stub end without a tracer: lands at the resume IP with " REG_NAMES " and the mask",
+	      landed_ok(), LANDED_FMT, LANDED_ARGS);
+	munmap(area, PAGE);
+}
+
+/* argv[1] "ends": only the stub and the ends without a tracer, which need
+ * nothing of the kernel's timers (test/cross.sh runs them under qemu-user) */
+int main(int argc, char **argv)
 {
 	struct sigaction sa;
 	struct region r;
@@ -344,6 +447,11 @@ int main(void)
 	}
 	CHECK("blob: size is a multiple of 4096 and entry is offset 0",
 	      blob_len() % PAGE == 0 && blob_len() > 0, "%zu bytes", blob_len());
+	if (argc > 1 && !strcmp(argv[1], "ends")) {
+		test_stub();
+		test_resume(&r);
+		return CHECK_EXIT();
+	}
 
 	test_probe(&r, &have_prctl, &probe_id);
 	if (have_prctl)
@@ -351,6 +459,7 @@ int main(void)
 	else
 		SKIP("blob exact", "PR_TIMER_CREATE_RESTORE_IDS not supported (kernel before 6.15)");
 	test_linear(&r);
+	test_stub();
 	test_resume(&r);
 	return CHECK_EXIT();
 }

@@ -45,7 +45,7 @@ static void test_defaults(void)
 
 	snprintf(missing, sizeof(missing), "%s/none.conf", dir);
 	ret = ptimer_plugin_conf_load(&c, missing, &err);
-	CHECK("conf: a missing file gives the defaults", ret == 0 && c.criu_mode == PTIMER_CRIU_TAKEOVER &&
+	CHECK("conf: a missing file gives the defaults", ret == 0 && c.criu_mode == PTIMER_CRIU_AUTO &&
 	      !c.strict && c.restore_mode == PTIMER_RESTORE_AUTO && c.rseq_slice == PTIMER_RSEQ_SLICE_AUTO &&
 	      c.path[0] == '\0', "ret %d mode %d strict %d restore %d slice %d path '%s' (%s)", ret,
 	      c.criu_mode, c.strict, c.restore_mode, c.rseq_slice, c.path, err.msg);
@@ -107,7 +107,7 @@ static void test_bad(void)
 
 	snprintf(want, sizeof(want), "%s:2: unknown key 'stirct'", file);
 	expect_bad("conf: an unknown key names file, line and key", "strict = no\nstirct = yes\n", NULL, NULL, want);
-	snprintf(want, sizeof(want), "%s:1: criu-mode = 'nativ': expected takeover or native", file);
+	snprintf(want, sizeof(want), "%s:1: criu-mode = 'nativ': expected auto, takeover or native", file);
 	expect_bad("conf: a bad value names file, line, key and what is expected", "criu-mode = nativ\n",
 		   NULL, NULL, want);
 	snprintf(want, sizeof(want), "%s:1: strict = '': expected yes or no", file);

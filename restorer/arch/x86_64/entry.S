@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Entry of the in-target blob, at offset 0 of its code (restorer/abi.h),
- * and the syscall stub the host copies elsewhere.
+ * Entry of the in-target blob on x86_64, at offset 0 of its code
+ * (restorer/abi.h), and the syscall stub the host copies elsewhere.
  *
  * The host sets the instruction pointer and blocks every signal but the
  * notify signal; the other registers are the stopped thread's, so nothing
