@@ -7,15 +7,15 @@
 # qemu-system-aarch64 (TCG, one vCPU).
 #
 #   1. the files cross-built by `make ARCH=arm64` in BUILD-ARM64 (default
-#      build-arm64): ptimer, ptimer_plugin.so, test/zdtm_timers and
-#      test/pending_timer;
+#      build-arm64): ptimer, ptimer_plugin.so, test/zdtm_timers;
 #   2. the arm64 sid root (test/criu/roots.sh ensure sid arm64: debootstrap
 #      through qemu-user, cached), packed once into an uncompressed cpio
 #      beside it (ROOT.cpio, remade when the root's stamp changes);
 #      the plugin is built again from BUILD-ARM64's objects against the
 #      root's criu-plugin.h (make CRIU_PLUGIN_INC=...), as the x86 suite
 #      builds it inside each root: a cross build on a Debian 12 host takes
-#      criu 3.17's header, whose plugin refuses to dump;
+#      criu 3.17's header, whose plugin refuses to dump; test/pending_timer
+#      with it (`make ARCH=arm64` builds only the kernel matrix's programs);
 #   3. sid's arm64 kernel (test/qemu/kernels.sh, cached);
 #   4. qemu boots the kernel with ROOT.cpio + a small cpio of this run (the
 #      cross-built files, test/criu/suite-inner.sh and the harness, /init =
@@ -60,7 +60,7 @@ if [ "$(id -u)" != 0 ]; then
 	finish
 fi
 [ -d "$B" ] && B=$(cd "$B" && pwd)
-for f in ptimer ptimer_plugin.so test/zdtm_timers test/pending_timer; do
+for f in ptimer ptimer_plugin.so test/zdtm_timers; do
 	if [ ! -f "$B/$f" ]; then
 		skip criu-arm64 "no $B/$f: cross-build it with 'make ARCH=arm64' first"
 		finish
@@ -143,8 +143,9 @@ cp -r "$root/usr/include/criu" "$TMP/criu-inc/"
 cp -a "$B" "$TMP/build"
 rm -f "$TMP/build/plugin/ptimer_plugin.o" "$TMP/build/ptimer_plugin.so"
 if ! make -C "$top" ARCH=arm64 B="$TMP/build" CRIU_PLUGIN_INC="$TMP/criu-inc" "$TMP/build/ptimer_plugin.so" \
+	"$TMP/build/test/pending_timer" \
 	>"$TMP/plugin.log" 2>&1 || ! grep -q -- '-DPTIMER_HAVE_CHECKPOINT_DEVICES' "$TMP/plugin.log"; then
-	fail criu-arm64/plugin-build "make ARCH=arm64 CRIU_PLUGIN_INC=(criu $(sed -n 's/^criu=//p' "$root/.ptimer-root")) ptimer_plugin.so: $(tail -n 3 "$TMP/plugin.log" | tr '\n' ' ' | cut -c1-300)"
+	fail criu-arm64/plugin-build "make ARCH=arm64 CRIU_PLUGIN_INC=(criu $(sed -n 's/^criu=//p' "$root/.ptimer-root")) ptimer_plugin.so test/pending_timer: $(tail -n 3 "$TMP/plugin.log" | tr '\n' ' ' | cut -c1-300)"
 	finish
 fi
 echo "# criu-arm64: ptimer_plugin.so rebuilt against the root's criu-plugin.h (criu $(sed -n 's/^#define CRIU_VERSION "\(.*\)"$/\1/p' "$TMP/criu-inc/criu/version.h"))"
@@ -155,7 +156,7 @@ mkdir -p "$o/ptimer-bin/usr/bin" "$o/ptimer-bin/usr/lib/criu" "$o/ptimer-bin/bui
 cp "$B/ptimer" "$o/ptimer-bin/usr/bin/"
 cp "$TMP/build/ptimer_plugin.so" "$o/ptimer-bin/usr/lib/criu/"
 for f in zdtm_timers pending_timer rseq_cs_loop; do
-	[ -f "$B/test/$f" ] && cp "$B/test/$f" "$o/ptimer-bin/build/test/"
+	[ -f "$TMP/build/test/$f" ] && cp "$TMP/build/test/$f" "$o/ptimer-bin/build/test/"
 done
 cp "$here/suite-inner.sh" "$o/ptimer-criu/"
 cp "$top/test/lib/harness.sh" "$o/ptimer-criu/"
