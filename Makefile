@@ -208,7 +208,7 @@ tests: $(B)/ptimer $(UNIT_TESTS) $(E2E_PROGS)
 $(B)/qemu/kprobe: test/qemu/kprobe.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -Wall -Wextra -o $@ $<
-guest: $(B)/ptimer $(B)/test/zdtm_timers $(B)/qemu/kprobe
+guest: $(B)/ptimer $(B)/test/zdtm_timers $(B)/qemu/kprobe $(B)/test/sve_hold
 
 check: tests fuzz-build asan
 	@bash test/run.sh $(B)

@@ -90,8 +90,8 @@ else
 	"$BUILD/ptimer" encode -i test/e2e/fixtures/sparse.json -o "$TMP/img" >"$TMP/enc.out" 2>&1
 	"$BUILD/ptimer" show --json "$TMP/img" >"$TMP/host.json" 2>&1
 	"${QRUN[@]}" show --json "$TMP/img" >"$TMP/cross.json" 2>&1
+	same_show() { grep -q '"id": *2000000' "$TMP/host.json" && cmp -s "$TMP/host.json" "$TMP/cross.json"; }
 	check "cross/qemu-user: $A ptimer show --json reads the host's image alike" \
-		"host: $(oneline "$TMP/host.json" 120) / $A: $(oneline "$TMP/cross.json" 120)" \
-		eval 'grep -q "\"id\": *2000000" "$TMP/host.json" && cmp -s "$TMP/host.json" "$TMP/cross.json"'
+		"host: $(oneline "$TMP/host.json" 120) / $A: $(oneline "$TMP/cross.json" 120)" same_show
 fi
 totals

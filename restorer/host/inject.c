@@ -65,6 +65,7 @@ struct ptimer_blob {
 	uint32_t n_timers, n_occupied;
 	struct ptimer_rseq_cs_save rseq;
 	ptimer_arch_regs regs;		/* the thread's own, IP at resume_ip */
+	struct ptimer_arch_xstate xstate;	/* beyond regs, what our code would lose */
 	uint64_t sigmask;		/* the thread's own signal mask */
 	int notify_sig;			/* the blob's "done" signal */
 	uint64_t stub;			/* the syscall stub's address; 0: not placed */
@@ -273,9 +274,12 @@ static int set_regs_mask(pid_t tid, ptimer_arch_regs *regs, uint64_t mask)
  */
 static int put_back(struct ptimer_blob *b)
 {
+	int r;
+
 	if (ptrace(PTRACE_SETSIGMASK, b->tid, (void *)sizeof(b->sigmask), &b->sigmask))
 		return -errno;
-	return ptimer_arch_set_regs(b->tid, &b->regs);
+	r = ptimer_arch_set_regs(b->tid, &b->regs);
+	return r ? r : ptimer_arch_restore_xstate(b->tid, &b->xstate);
 }
 
 _Static_assert(STUB_AREA % 16 == 0, "stub area alignment");
@@ -612,6 +616,8 @@ static int save_thread(struct ptimer_blob *b, struct ptimer_err *err)
 	r = ptimer_arch_get_regs(b->tid, &b->regs);
 	if (!r && ptrace(PTRACE_GETSIGMASK, b->tid, (void *)sizeof(b->sigmask), &b->sigmask))
 		r = -errno;
+	if (!r)
+		r = ptimer_arch_save_xstate(b->tid, &b->xstate);
 	if (r)
 		return ptimer_errf(err, -r, "cannot read thread %d's registers: %s (is it stopped by "
 				   "ptimer or criu?)", b->tid, strerror(-r));
@@ -815,6 +821,7 @@ fail:
 		blob_log(PTIMER_BLOB_LOG_ERROR, "thread %d: cannot remove ptimer's syscall stub at %#llx", tid,
 			 (unsigned long long)b->stub);
 	ptimer_rseq_cs_put_back(tid, &b->rseq);
+	ptimer_arch_free_xstate(&b->xstate);
 	free(b);
 	return r;
 }
@@ -860,6 +867,7 @@ int ptimer_blob_sweep(pid_t tid, struct ptimer_err *err)
 		r = ptimer_errf(err, EIO, "thread %d: cannot remove ptimer's syscall stub at %#llx", tid,
 				(unsigned long long)b->stub);
 out:
+	ptimer_arch_free_xstate(&b->xstate);
 	free(b);
 	return r;
 }
@@ -923,6 +931,7 @@ int ptimer_blob_close(struct ptimer_blob *b, struct ptimer_err *err)
 				(unsigned long long)b->stub);
 	if (ptimer_rseq_cs_put_back(b->tid, &b->rseq) && !r)
 		r = ptimer_errf(err, EIO, "thread %d: cannot put its rseq_cs word back", b->tid);
+	ptimer_arch_free_xstate(&b->xstate);
 	free(b);
 	return r;
 }

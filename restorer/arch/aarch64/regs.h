@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/types.h>
@@ -108,6 +109,76 @@ static inline void ptimer_arch_no_restart(ptimer_arch_regs *r)
 static inline void ptimer_arch_rewind_syscall(ptimer_arch_regs *r)
 {
 	(void)r;
+}
+
+/*
+ * State beyond the general registers that running our code would change:
+ * live SVE registers.  A syscall discards them (everything past the low
+ * 128 bits of z0..z31, the predicates and FFR: Documentation/arch/arm64/
+ * sve.rst, "System call behaviour"), so a thread stopped while using SVE
+ * (glibc's string functions do on SVE hardware) would resume without them
+ * after the blob's syscalls.  Saved with PTRACE_GETREGSET NT_ARM_SVE when
+ * the thread's SVE state is live, written back with the registers.
+ * Without SVE (EINVAL) or when only the FP/SIMD view is live, nothing: the
+ * blob, built with -mgeneral-regs-only, keeps v0..v31, fpsr and fpcr.
+ * Not covered: SME's streaming mode and ZA (NT_ARM_SSVE, NT_ARM_ZA).
+ */
+struct ptimer_arch_xstate {
+	void *sve;		/* the NT_ARM_SVE regset; NULL: nothing saved */
+	size_t sve_len;
+};
+
+/* uapi asm/ptrace.h struct user_sve_header (that header clashes with sys/ptrace.h) */
+struct ptimer_sve_header {
+	uint32_t size;		/* the regset's bytes for the current state */
+	uint32_t max_size;
+	uint16_t vl, max_vl;
+	uint16_t flags;		/* bit 0: SVE_PT_REGS_SVE (live SVE state) */
+	uint16_t reserved;
+};
+#define PTIMER_SVE_PT_REGS_SVE	1
+
+/* Save what the blob would change.  0 or -errno (-ENOMEM). */
+static inline int ptimer_arch_save_xstate(pid_t tid, struct ptimer_arch_xstate *x)
+{
+	struct ptimer_sve_header h;
+	struct iovec iov = { .iov_base = &h, .iov_len = sizeof(h) };
+
+	x->sve = NULL;
+	x->sve_len = 0;
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_ARM_SVE, &iov) || iov.iov_len < sizeof(h) ||
+	    !(h.flags & PTIMER_SVE_PT_REGS_SVE) || h.size < sizeof(h))
+		return 0;
+	x->sve = malloc(h.size);
+	if (!x->sve)
+		return -ENOMEM;
+	iov.iov_base = x->sve;
+	iov.iov_len = h.size;
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_ARM_SVE, &iov)) {
+		int e = errno;
+
+		free(x->sve);
+		x->sve = NULL;
+		return -e;
+	}
+	x->sve_len = iov.iov_len;
+	return 0;
+}
+
+/* Write it back (after the general registers).  0 or -errno. */
+static inline int ptimer_arch_restore_xstate(pid_t tid, const struct ptimer_arch_xstate *x)
+{
+	struct iovec iov = { .iov_base = x->sve, .iov_len = x->sve_len };
+
+	if (!x->sve)
+		return 0;
+	return ptrace(PTRACE_SETREGSET, tid, (void *)NT_ARM_SVE, &iov) ? -errno : 0;
+}
+
+static inline void ptimer_arch_free_xstate(struct ptimer_arch_xstate *x)
+{
+	free(x->sve);
+	x->sve = NULL;
 }
 
 /* The stub's inputs: syscall number in x8, arguments in x0..x5. */

@@ -97,6 +97,34 @@ static inline void ptimer_arch_rewind_syscall(ptimer_arch_regs *r)
 	}
 }
 
+/*
+ * State beyond the general registers that running our code would change:
+ * none.  x86_64 syscalls keep the extended (x87/SSE/AVX) registers and the
+ * blob, built with -mgeneral-regs-only, never touches them.
+ */
+struct ptimer_arch_xstate {
+	char none;
+};
+
+static inline int ptimer_arch_save_xstate(pid_t tid, struct ptimer_arch_xstate *x)
+{
+	(void)tid;
+	(void)x;
+	return 0;
+}
+
+static inline int ptimer_arch_restore_xstate(pid_t tid, const struct ptimer_arch_xstate *x)
+{
+	(void)tid;
+	(void)x;
+	return 0;
+}
+
+static inline void ptimer_arch_free_xstate(struct ptimer_arch_xstate *x)
+{
+	(void)x;
+}
+
 /* The stub's inputs: syscall number and arguments (rax; rdi, rsi, rdx, r10, r8, r9). */
 static inline void ptimer_arch_stub_syscall(ptimer_arch_regs *r, long nr, const unsigned long a[6])
 {
