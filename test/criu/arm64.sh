@@ -103,7 +103,7 @@ if ! root=$("$here/roots.sh" ensure sid arm64 2>"$TMP/root.err"); then
 	skip criu-arm64 "cannot build the arm64 sid root: $(grep 'roots.sh: ' "$TMP/root.err" | tail -n 1 | cut -c1-300)"
 	finish
 fi
-grep -E 'built in|debootstrap' "$TMP/root.err" | sed 's/^/# /'
+grep -E 'built in|stage done|debootstrap' "$TMP/root.err" | sed 's/^/# /'
 echo "# criu-arm64: root $root ($(sed -n 's/^criu=/criu /p' "$root/.ptimer-root")), ready after $(elapsed "$t0" "$(now)") s"
 
 # root_cpio ROOT OUT: the root packed as an uncompressed newc cpio (the

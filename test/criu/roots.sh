@@ -204,11 +204,14 @@ build_root() {  # SUITE FINAL
 		die "$suite: debootstrap failed (full log: $boot_log)"
 	fi
 	if [ -n "$ARCH" ]; then
-		log "$NAME: debootstrap --second-stage through qemu-user (log: $boot_log)"
+		local t1
+		t1=$(date +%s)
+		log "$NAME: first stage done in $((t1 - start)) s; debootstrap --second-stage through qemu-user (log: $boot_log)"
 		if ! chroot "$tmp" /debootstrap/debootstrap --second-stage >>"$boot_log" 2>&1; then
 			tail -n 15 "$boot_log" >&2
 			die "$NAME: debootstrap --second-stage failed (full log: $boot_log)"
 		fi
+		log "$NAME: second stage done in $(( $(date +%s) - t1 )) s"
 	fi
 	printf '%s' "$APT_CONF" > "$tmp/etc/apt/apt.conf.d/99ptimer-test"
 	cp /etc/resolv.conf "$tmp/etc/resolv.conf" 2>/dev/null || true

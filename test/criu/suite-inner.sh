@@ -700,7 +700,7 @@ case_pending() {  # NAME [DUMP-ENV]...
 		[ -n "$RPID" ] && kill_wait "$RPID"
 		return 1
 	fi
-	sed "s|pending-expiry/|$name/|" "$D/criu.result" | grep -E '^(PASS|FAIL|SKIP) '
+	sed -E "s#^(PASS|FAIL|SKIP) pending-expiry/#\1 $H_PREFIX$name/#" "$D/criu.result" | grep -E '^(PASS|FAIL|SKIP) '
 	tally "$D/criu.result"
 	[ -n "$RPID" ] && wait_until 100 gone "$RPID"
 	return 0
