@@ -138,8 +138,14 @@ $(B)/ptimer: $(CLI_SRCS:%.c=$(B)/%.o) $(LIB_OBJS)
 # Built against the system's criu-plugin.h (libcriu-dev / criu-dev on Debian
 # 13+, the criu package on Debian 12).  print_on_level and
 # criu_get_image_dir come from the criu binary that loads it.
-CRIU_PLUGIN_H ?= $(firstword $(wildcard /usr/include/criu/criu-plugin.h /usr/local/include/criu/criu-plugin.h))
-PLUGIN_CFLAGS := $(if $(shell grep -s CR_PLUGIN_HOOK__CHECKPOINT_DEVICES $(CRIU_PLUGIN_H)),-DPTIMER_HAVE_CHECKPOINT_DEVICES)
+# CRIU_PLUGIN_INC: a directory holding criu/criu-plugin.h of the criu the
+# plugin will be loaded into, taken before the system's (a cross build on a
+# Debian 12 host otherwise gets criu 3.17's, which has no CHECKPOINT_DEVICES
+# hook: test/criu/arm64.sh passes sid's).
+CRIU_PLUGIN_INC ?=
+CRIU_PLUGIN_H ?= $(firstword $(wildcard $(if $(CRIU_PLUGIN_INC),$(CRIU_PLUGIN_INC)/criu/criu-plugin.h,/usr/include/criu/criu-plugin.h /usr/local/include/criu/criu-plugin.h)))
+PLUGIN_CFLAGS := $(if $(CRIU_PLUGIN_INC),-I$(CRIU_PLUGIN_INC)) \
+	$(if $(shell grep -s CR_PLUGIN_HOOK__CHECKPOINT_DEVICES $(CRIU_PLUGIN_H)),-DPTIMER_HAVE_CHECKPOINT_DEVICES)
 $(B)/plugin/ptimer_plugin.o: plugin/ptimer_plugin.c Makefile | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	@[ -n "$(CRIU_PLUGIN_H)" ] || { echo "no criu-plugin.h: run 'make deps'" >&2; exit 1; }

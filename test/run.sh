@@ -7,7 +7,9 @@
 # again built with ASan and UBSan (BUILD-asan, SKIP when not built), the
 # kernel matrices (test/qemu/matrix.sh), then the suite against real criu
 # 4.1.1 and 4.2.1 in cached Debian roots (test/criu/suite.sh;
-# PTIMER_SKIP_CRIU=1 skips it), then container
+# PTIMER_SKIP_CRIU=1 skips it), the plugin with sid's arm64 criu in an arm64
+# guest (test/criu/arm64.sh; skipped by PTIMER_SKIP_CRIU=1 or
+# PTIMER_SKIP_CRIU_ARM64=1), then container
 # runtimes (test/containers/suite.sh; skipped by PTIMER_SKIP_CRIU=1 or
 # PTIMER_SKIP_CONTAINERS=1), then CRIU's own zdtm suite with and without the
 # plugin (test/criu/zdtm.sh; skipped by PTIMER_SKIP_CRIU=1 or
@@ -70,11 +72,11 @@ if [ -x "$ASAN_BUILD/ptimer" ]; then
 fi
 # the units, e2e, fuzz replay, cross, the sanitizer stage (its units, its e2e and
 # the report check, or one SKIP), the kernel matrix (x86_64, arm64), criu,
-# containers, zdtm
+# criu-arm64, containers, zdtm
 if [ -x "$ASAN_BUILD/ptimer" ]; then
-	plan $((${#units[@]} + 3 + ${#asan_units[@]} + 2 + 5))
+	plan $((${#units[@]} + 3 + ${#asan_units[@]} + 2 + 6))
 else
-	plan $((${#units[@]} + 3 + 1 + 5))
+	plan $((${#units[@]} + 3 + 1 + 6))
 fi
 
 for prog in "${units[@]}"; do
@@ -167,6 +169,17 @@ if [ -n "${PTIMER_SKIP_CRIU:-}" ]; then
 else
 	echo "# test/criu/suite.sh check"
 	run criu bash test/criu/suite.sh check
+fi
+# test/criu/arm64.sh: sid's arm64 criu with the plugin cross-built into
+# BUILD-arm64, inside sid's arm64 kernel under qemu-system-aarch64 (its
+# own SKIP when something is missing).  PTIMER_SKIP_CRIU=1 or
+# PTIMER_SKIP_CRIU_ARM64=1 leave it out.
+if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_CRIU_ARM64:-}" ]; then
+	skip criu-arm64 "PTIMER_SKIP_CRIU or PTIMER_SKIP_CRIU_ARM64 is set"
+	stage_done criu-arm64 "$H_FAIL"
+else
+	echo "# test/criu/arm64.sh $ARM64_BUILD"
+	run criu-arm64 bash test/criu/arm64.sh "$ARM64_BUILD"
 fi
 # test/containers/suite.sh: runc, crun and podman with the plugin's .deb in
 # roots of their own, the trixie -> sid moves, and the install on Debian 12,

@@ -14,6 +14,13 @@
 # runtimes, zdtm's tools) never rebuild a root another suite is using.
 # A set with a line "@minimal" gets criu and its own packages only, none of
 # the build packages below (a host as users have it: test/containers/).
+# A set with a line "@arch ARCH" (arm64) is a root of that Debian
+# architecture (test/criu/arm64.sh serves it to an arm64 guest): debootstrap
+# --foreign (the set's packages included), then its second stage runs
+# through qemu-aarch64-static,
+# registered with binfmt_misc (flag F) only while the root is built, in a
+# mount namespace of its own; qemu-user-static is installed on the host when
+# missing.  The host's own roots and their recipes are unchanged by this.
 # Suites: trixie, sid; bookworm only for minimal sets (its criu 3.17 does not
 # run on new kernels, but packages install there).
 #
@@ -60,6 +67,13 @@ set_pkgs() {
 	sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' -e '/^@/d' "$here/roots.d/$1.pkgs"
 }
 
+# set_arch SET: the Debian architecture the set asks for ("@arch arm64"),
+# empty for the host's own.
+set_arch() {
+	[ -n "$1" ] || return 0
+	sed -n 's/^@arch[[:space:]]\{1,\}\([a-z0-9]\{1,\}\).*/\1/p' "$here/roots.d/$1.pkgs" | head -n1
+}
+
 # set_minimal SET: true when the set asks for no build packages.
 set_minimal() {
 	[ -n "$1" ] && grep -qx '@minimal' "$here/roots.d/$1.pkgs"
@@ -103,8 +117,22 @@ recipe_hash() {
 		echo "boot ${BOOT_PKGS[*]}"
 		{ base_pkgs; set_pkgs "$SET"; } | LC_ALL=C sort
 		set_minimal "$SET" && echo minimal
+		[ -z "$ARCH" ] || echo "arch $ARCH"
 		printf '%s' "$APT_CONF"
 	} | sha256sum | cut -c1-16
+}
+
+# root_criu_version DIR: the version of criu installed in the root, from
+# its dpkg database (read on the host for a foreign root: its dpkg-query is
+# not for this CPU).
+root_criu_version() {
+	if [ -z "$ARCH" ]; then
+		chroot "$1" dpkg-query -W -f='${Version}' criu 2>/dev/null
+	else
+		awk '/^Package: / { p = $2 } /^Status: / { s = $4 }
+			/^Version: / && p == "criu" && s == "installed" { print $2; f = 1 }
+			END { exit !f }' "$1/var/lib/dpkg/status"
+	fi
 }
 
 stamp_value() {  # FILE KEY
@@ -118,7 +146,7 @@ root_is_current() {  # DIR SUITE
 	[ "$(stamp_value "$st" recipe)" = "$(recipe_hash "$suite")" ] || return 1
 	[ -x "$dir/usr/sbin/criu" ] || return 1
 	local v
-	v=$(chroot "$dir" dpkg-query -W -f='${Version}' criu 2>/dev/null) || return 1
+	v=$(root_criu_version "$dir") || return 1
 	[ "$(stamp_value "$st" criu)" = "$v" ] || return 1
 }
 
@@ -163,24 +191,39 @@ build_root() {  # SUITE FINAL
 	log "$suite: debootstrap into $tmp (log: $boot_log)"
 	local kr=()
 	[ -r /usr/share/keyrings/debian-archive-keyring.gpg ] && kr=(--keyring=/usr/share/keyrings/debian-archive-keyring.gpg)
-	if ! debootstrap --variant=minbase "${kr[@]}" --include="$(IFS=,; echo "${BOOT_PKGS[*]}")" \
+	# A foreign root takes its set's packages from debootstrap too: apt
+	# under qemu-user spends minutes reading the package lists.
+	local foreign=() boot=("${BOOT_PKGS[@]}")
+	if [ -n "$ARCH" ]; then
+		foreign=(--arch="$ARCH" --foreign)
+		mapfile -t -O "${#boot[@]}" boot < <(base_pkgs; set_pkgs "$SET")
+	fi
+	if ! debootstrap --variant=minbase "${foreign[@]}" "${kr[@]}" --include="$(IFS=,; echo "${boot[*]}")" \
 		"$suite" "$tmp" "$uri" >"$boot_log" 2>&1; then
 		tail -n 15 "$boot_log" >&2
 		die "$suite: debootstrap failed (full log: $boot_log)"
+	fi
+	if [ -n "$ARCH" ]; then
+		log "$NAME: debootstrap --second-stage through qemu-user (log: $boot_log)"
+		if ! chroot "$tmp" /debootstrap/debootstrap --second-stage >>"$boot_log" 2>&1; then
+			tail -n 15 "$boot_log" >&2
+			die "$NAME: debootstrap --second-stage failed (full log: $boot_log)"
+		fi
 	fi
 	printf '%s' "$APT_CONF" > "$tmp/etc/apt/apt.conf.d/99ptimer-test"
 	cp /etc/resolv.conf "$tmp/etc/resolv.conf" 2>/dev/null || true
 	local apt_log="$ROOTS/.$NAME.apt.log" pkgs
 	mapfile -t pkgs < <(base_pkgs; set_pkgs "$SET")
-	log "$NAME: apt-get install ${pkgs[*]} (log: $apt_log)"
-	if ! "$here/enter.sh" "$tmp" --env DEBIAN_FRONTEND=noninteractive -- \
+	[ -z "$ARCH" ] || pkgs=()
+	[ ${#pkgs[@]} -eq 0 ] || log "$NAME: apt-get install ${pkgs[*]} (log: $apt_log)"
+	if [ ${#pkgs[@]} -gt 0 ] && ! "$here/enter.sh" "$tmp" --env DEBIAN_FRONTEND=noninteractive -- \
 		sh -c 'apt-get update -q && apt-get install -y -q "$@" && apt-get clean' sh "${pkgs[@]}" \
 		>"$apt_log" 2>&1; then
 		tail -n 15 "$apt_log" >&2
 		die "$suite: apt-get install inside the root failed (full log: $apt_log)"
 	fi
 	local v
-	v=$(chroot "$tmp" dpkg-query -W -f='${Version}' criu) || die "$suite: criu is not installed in the new root"
+	v=$(root_criu_version "$tmp") || die "$suite: criu is not installed in the new root"
 	[ -x "$tmp/usr/bin/crit" ] || log "$suite: warning: no crit in the root"
 	set_minimal "$SET" || [ -e "$tmp/usr/include/criu/criu-plugin.h" ] || die "$suite: no /usr/include/criu/criu-plugin.h in the new root"
 	{
@@ -200,6 +243,54 @@ build_root() {  # SUITE FINAL
 	fi
 	trap - EXIT
 	log "$suite: built in $(( $(date +%s) - start )) s"
+}
+
+# Foreign roots: the CPU's qemu-user, registered with binfmt_misc.
+qemu_user_of() {
+	case "$1" in
+	arm64) echo aarch64 ;;
+	*) die "no qemu-user mapping for architecture '$1' (want arm64)" ;;
+	esac
+}
+# The ELF header match of aarch64 executables (as qemu's own
+# scripts/qemu-binfmt-conf.sh registers them).
+BINFMT_AARCH64=':M::\x7f\x45\x4c\x46\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00:\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff'
+
+ensure_qemu_user() {  # CPU
+	[ -x "/usr/bin/qemu-$1-static" ] && return 0
+	log "installing qemu-user-static on the host"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y -q --no-install-recommends qemu-user-static >/dev/null 2>&1 || {
+		apt-get update -q >/dev/null 2>&1 || die "apt-get update failed on the host"
+		apt-get install -y -q --no-install-recommends qemu-user-static >/dev/null ||
+			die "cannot install qemu-user-static on the host"
+	}
+	[ -x "/usr/bin/qemu-$1-static" ] || die "qemu-user-static has no /usr/bin/qemu-$1-static"
+}
+
+# build_foreign SUITE FINAL: runs in a mount namespace of its own (cmd_ensure
+# starts it with unshare -m).  Mounts binfmt_misc there and registers
+# qemu-CPU-static under the name ptimer-roots-CPU with flag F (the kernel
+# opens the interpreter now, so it need not exist inside the root); the entry
+# is removed when the build ends.  Where binfmt_misc is not mounted elsewhere
+# the instance ends with this namespace anyway.
+build_foreign() {
+	local suite=$1 final=$2 cpu bm=/proc/sys/fs/binfmt_misc entry
+	cpu=$(qemu_user_of "$ARCH")
+	ensure_qemu_user "$cpu"
+	[ "$cpu" = aarch64 ] || die "no binfmt_misc match for $cpu"
+	grep -qw binfmt_misc /proc/filesystems ||
+		die "$NAME: this kernel has no binfmt_misc (CONFIG_BINFMT_MISC), needed to run $ARCH programs while building the root"
+	mount -t binfmt_misc binfmt_misc "$bm" 2>/dev/null || [ -e "$bm/register" ] ||
+		die "$NAME: cannot mount binfmt_misc on $bm (needed to run $ARCH programs while building the root)"
+	entry=$bm/ptimer-roots-$cpu
+	[ -e "$entry" ] && echo -1 >"$entry"
+	printf '%s' ":ptimer-roots-$cpu:${BINFMT_AARCH64#:}:/usr/bin/qemu-$cpu-static:F" >"$bm/register" ||
+		die "$NAME: cannot register qemu-$cpu-static with binfmt_misc"
+	# shellcheck disable=SC2064
+	trap "echo -1 >'$entry' 2>/dev/null" EXIT
+	build_root "$suite" "$final"
+	echo -1 >"$entry" 2>/dev/null
 }
 
 # Leftovers of interrupted runs. Called with the suite's lock held, so no
@@ -227,11 +318,20 @@ cmd_ensure() {
 		if [ -e "$final" ]; then
 			log "$suite: root at $final is incomplete or out of date: rebuilding"
 		fi
-		build_root "$suite" "$final"
+		if [ -n "$ARCH" ]; then
+			unshare -m --propagation private -- bash "$here/roots.sh" build-foreign "$suite" "$SET" ||
+				exit 1
+		else
+			build_root "$suite" "$final"
+		fi
 		root_is_current "$final" "$suite" || die "$suite: the new root fails its own check"
 	fi
 	exec 9>&-
-	log "$suite: $final: criu $(stamp_value "$final/$STAMP" criu) ($(chroot "$final" criu --version 2>/dev/null | head -n1 || echo '?'))"
+	if [ -z "$ARCH" ]; then
+		log "$suite: $final: criu $(stamp_value "$final/$STAMP" criu) ($(chroot "$final" criu --version 2>/dev/null | head -n1 || echo '?'))"
+	else
+		log "$suite: $final: criu $(stamp_value "$final/$STAMP" criu) ($ARCH)"
+	fi
 	echo "$final"
 }
 
@@ -240,8 +340,13 @@ SET=${3:-}
 check_suite "$2"
 NAME=$2${SET:+-$SET}
 set_pkgs "$SET" >/dev/null
+ARCH=$(set_arch "$SET")
+[ "$ARCH" != "$(dpkg --print-architecture 2>/dev/null)" ] || ARCH=
 case "$1" in
 ensure) cmd_ensure "$2" ;;
+build-foreign)	# internal: cmd_ensure's child, lock held, own mount namespace
+	[ -n "$ARCH" ] || die "build-foreign: set '$SET' names no foreign architecture"
+	build_foreign "$2" "$ROOTS/$NAME" ;;
 path) echo "$ROOTS/$NAME" ;;
 check) root_is_current "$ROOTS/$NAME" "$2" ;;
 remove)

@@ -6,10 +6,16 @@
 # leaves behind).
 #
 #   suite-inner.sh SUITE SRC.tar CRIUDIR [check|bench]
+#   suite-inner.sh SUITE prebuilt:DIR CRIUDIR [check|bench]
 #
 # Both modes first build the project from SRC.tar in /tmp/src with the
 # root's compilers: make deps && make && make install DESTDIR=/inst
-# PREFIX=/usr, plus the zdtm_timers test program.
+# PREFIX=/usr, plus the zdtm_timers test program.  With prebuilt:DIR
+# nothing is built: DIR holds what was cross-built on the host
+# (test/criu/arm64.sh), DIR/usr/bin/ptimer, DIR/usr/lib/criu/ptimer_plugin.so
+# and the test programs in DIR/build/test.
+# PTIMER_CRIU_CASES (words as run_cases takes them) runs those cases only,
+# after prepare; default: all of them.
 #
 # check: every scenario through real `criu dump` + `criu restore --libdir
 # /inst/usr/lib/criu`, the process checking its own timers after restore
@@ -26,8 +32,12 @@ set -u
 suite=$1 tarball=$2 cdir=$3 what=${4:-check}
 P="criu-$suite"
 SRC=/tmp/src
-LIBDIR=/inst/usr/lib/criu
-ZT=$SRC/build/test/zdtm_timers
+INST=/inst BLD=$SRC/build PREBUILT=
+case $tarball in
+prebuilt:*) PREBUILT=${tarball#prebuilt:} INST=${tarball#prebuilt:} BLD=${tarball#prebuilt:}/build ;;
+esac
+LIBDIR=$INST/usr/lib/criu
+ZT=$BLD/test/zdtm_timers
 W=/tmp/criu-suite
 CRIU_TIMEOUT=${PTIMER_CRIU_TIMEOUT:-180}
 H_PREFIX=$P/
@@ -54,24 +64,28 @@ build() {
 # either fails), criu's version, and how criu must stop tasks here.
 prepare() {
 	local t0=$EPOCHREALTIME
-	if (build) >"$W/build.log" 2>&1; then
+	if [ -n "$PREBUILT" ]; then
+		note "prebuilt for $(uname -m) in $PREBUILT: nothing to build"
+	elif (build) >"$W/build.log" 2>&1; then
 		[ "$what" = check ] && pass "build: make deps && make && make install DESTDIR=/inst PREFIX=/usr ($(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s)"
 	else
 		fail build "$(tail -n 5 "$W/build.log" | tr '\n' ' ' | cut -c1-400)"
 		exit 1
 	fi
-	if [ ! -f "$LIBDIR/ptimer_plugin.so" ] || [ ! -x /inst/usr/bin/ptimer ]; then
-		fail install "no $LIBDIR/ptimer_plugin.so or /inst/usr/bin/ptimer after make install"
+	if [ ! -f "$LIBDIR/ptimer_plugin.so" ] || [ ! -x "$INST/usr/bin/ptimer" ]; then
+		fail install "no $LIBDIR/ptimer_plugin.so or $INST/usr/bin/ptimer after make install"
 		exit 1
 	fi
-	[ "$what" = check ] && pass "install: /inst/usr/bin/ptimer and $LIBDIR/ptimer_plugin.so"
+	[ "$what" = check ] && pass "install: $INST/usr/bin/ptimer and $LIBDIR/ptimer_plugin.so"
 	CRIU_VERSION=$(criu --version | awk '/^Version/ { print $2 }')
 	note "criu $CRIU_VERSION, kernel $(uname -r)"
 
 	# criu stops tasks with debug-register breakpoints; where they never
 	# fire (this machine), dump and restore hang: criu's own fallback,
-	# FI_NO_BREAKPOINTS.
-	if gcc -O2 -o "$W/hwbp-probe" "$cdir/hwbp-probe.c" 2>"$W/hwbp.err"; then
+	# FI_NO_BREAKPOINTS.  The probe is for x86 debug registers.
+	if [ "$(uname -m)" != x86_64 ]; then
+		note "breakpoints not probed on $(uname -m)${CRIU_FAULT:+; criu runs with CRIU_FAULT=$CRIU_FAULT}"
+	elif gcc -O2 -o "$W/hwbp-probe" "$cdir/hwbp-probe.c" 2>"$W/hwbp.err"; then
 		if [ -z "${CRIU_FAULT:-}" ] && ! "$W/hwbp-probe" >"$W/hwbp.out" 2>&1; then
 			export CRIU_FAULT=130
 		fi
@@ -104,17 +118,20 @@ start() {
 	PID=$(cat "$D/$role.pid")
 }
 
-# dump NAME IMG [ENV=V]... [-- CRIU-ARGS]: criu dump -t $PID with the plugin.
+# dump NAME IMG [ENV=V]... [-- CRIU-ARGS]: criu dump -t $PID with the plugin;
+# DTIME set (seconds).
 dump() {
-	local name=$1 img=$2 envs=() rc
+	local name=$1 img=$2 envs=() rc t0
 	shift 2
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
 	[ "${1:-}" = -- ] && shift
 	rm -rf "$img"
 	mkdir -p "$img"
+	t0=$EPOCHREALTIME
 	env "${envs[@]}" timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$PID" -D "$img" -v4 -o dump.log "$@" \
 		>"$img/dump.out" 2>&1
 	rc=$?
+	DTIME=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
 	if [ "$rc" -ne 0 ]; then
 		fail "$name/dump" "criu dump exit $rc: $(logtail "$img/dump.log")"
 		return 1
@@ -151,20 +168,40 @@ collect() {
 	return 0
 }
 
+# proc_timers PID: the process's timers as /proc/PID/timers shows them, one
+# "ID SIGNAL NOTIFY CLOCKID" line a timer, sorted by ID.
+proc_timers() {
+	awk '/^ID:/ { id = $2 } /^signal:/ { s = $2 } /^notify:/ { n = $2 }
+		/^ClockID:/ { print id, s, n, $2 }' "/proc/$1/timers" | sort -n
+}
+
 # scenario NAME SCENARIO KIND DUMP-ENV... : start, dump (plugin), restore
-# (plugin), verify.  Checks the plugin's own restore log line.
+# (plugin), verify.  Checks the plugin's own restore log line and, for a
+# plain process (pids kept: the notify pids read the same) whose timers all
+# come back as they were (not the exited-thread one), /proc/PID/timers
+# before the dump against after the restore.
 scenario() {
 	local name=$1 sc=$2 kind=$3 img
 	shift 3
 	start "$name" criu "$sc" "$kind" || return 1
 	img=$D.img
+	rm -f "$D/timers.before"
+	[ "$kind" = plain ] && [ "$sc" != exited ] && proc_timers "$PID" >"$D/timers.before"
 	dump "$name" "$img" "$@" -- --libdir "$LIBDIR" || { kill_wait "$PID"; return 1; }
 	restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
 	if [ "$RC" -ne 0 ]; then
 		fail "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
 		return 1
 	fi
-	pass "$name/restore (${RTIME} s)"
+	pass "$name/restore (${RTIME} s; dump ${DTIME} s)"
+	if [ -s "$D/timers.before" ]; then
+		proc_timers "$RPID" >"$D/timers.after"
+		if cmp -s "$D/timers.before" "$D/timers.after"; then
+			pass "$name/proc-timers: /proc/PID/timers the same before the dump and after the restore ($(wc -l <"$D/timers.after") timers)"
+		else
+			fail "$name/proc-timers" "/proc/PID/timers differ after the restore: $(diff "$D/timers.before" "$D/timers.after" | grep '^[<>]' | head -n 4 | tr '\n' ' ')"
+		fi
+	fi
 	case " $* " in
 	*PTIMER_CRIU_MODE=native*)
 		if grep -q 'ptimer: .*criu restored match the image' "$img/restore.log"; then
@@ -204,7 +241,7 @@ auto_decision() {
 	local line want=no
 	line=$(grep -o 'ptimer: criu-mode auto: .*' "$2/dump.log" | head -n1)
 	case $CRIU_VERSION in
-	4.[2-9]* | [5-9].*) "$SRC/build/ptimer" check 2>/dev/null | grep -q '^exact timer IDs.* yes ' && want=yes ;;
+	4.[2-9]* | [5-9].*) "$INST/usr/bin/ptimer" check 2>/dev/null | grep -q '^exact timer IDs.* yes ' && want=yes ;;
 	esac
 	AUTO_EXACT=no
 	case $line in
@@ -232,7 +269,7 @@ tree_round() {
 	[ "$mode" = takeover ] && cmode=takeover
 	rm -rf "$d" "$img"
 	mkdir -p "$d" "$img"
-	( cd / && exec setsid "$SRC/build/test/bench_tree" "$nproc" "$ntim" "$d" >"$d/out" 2>&1 </dev/null ) &
+	( cd / && exec setsid "$BLD/test/bench_tree" "$nproc" "$ntim" "$d" >"$d/out" 2>&1 </dev/null ) &
 	disown $!
 	if ! wait_until 600 test -e "$d/ready"; then
 		TREE_WHY="bench_tree did not get ready: $(oneline "$d/out")"
@@ -409,7 +446,7 @@ case_rseq() {
 	local d=$W/rseq img=$W/rseq.img lost aborts0 aborts
 	rm -rf "$d" "$img"
 	mkdir -p "$d"
-	setsid "$SRC/build/test/rseq_cs_loop" main "$d" >"$d/out" 2>&1 </dev/null &
+	setsid "$BLD/test/rseq_cs_loop" main "$d" >"$d/out" 2>&1 </dev/null &
 	PID=$!
 	disown "$PID"
 	if ! wait_until 100 test -e "$d/ready"; then
@@ -550,8 +587,7 @@ crit_case() {  # SCENARIO
 	local name=core-strip-$1 pid f base
 	start "$name" setup "$1" plain || return 1
 	pid=$PID
-	awk -v self="$pid" '/^ID:/ { id = $2 } /^signal:/ { s = $2 } /^notify:/ { n = $2 }
-		/^ClockID:/ { print id, s, n, $2 }' "/proc/$pid/timers" | sort -n >"$D/timers.before"
+	proc_timers "$pid" >"$D/timers.before"
 	dump "$name" "$D.A" PTIMER_CRIU_MODE=native -- --libdir "$LIBDIR" --leave-running || { kill_wait "$pid"; return 1; }
 	dump "$name" "$D.B" PTIMER_CRIU_MODE=native -- --libdir "$LIBDIR" --leave-running || { kill_wait "$pid"; return 1; }
 	dump "$name" "$D.C" PTIMER_CRIU_MODE=takeover -- --libdir "$LIBDIR" || { kill_wait "$pid"; return 1; }
@@ -581,8 +617,7 @@ crit_case() {  # SCENARIO
 		fail "$name/restore" "criu restore of the stripped dump: exit $RC: $(logtail "$D.C/restore.log")"
 		return 1
 	fi
-	awk -v self="$RPID" '/^ID:/ { id = $2 } /^signal:/ { s = $2 } /^notify:/ { n = $2 }
-		/^ClockID:/ { print id, s, n, $2 }' "/proc/$RPID/timers" | sort -n >"$D/timers.after"
+	proc_timers "$RPID" >"$D/timers.after"
 	if cmp -s "$D/timers.before" "$D/timers.after"; then
 		pass "$name/restore: /proc/PID/timers identical ($(wc -l <"$D/timers.after") timers)"
 	else
@@ -638,7 +673,7 @@ case_pending() {  # NAME [DUMP-ENV]...
 	D=$W/$name
 	rm -rf "$D" "$D.img"
 	mkdir -p "$D"
-	setsid "$SRC/build/test/pending_timer" criu "$D" >"$D/criu.out" 2>&1 </dev/null &
+	setsid "$BLD/test/pending_timer" criu "$D" >"$D/criu.out" 2>&1 </dev/null &
 	job=$!
 	disown "$job"
 	if ! wait_ready "$D" criu "$job" 60; then
@@ -678,31 +713,34 @@ case_pending() {  # NAME [DUMP-ENV]...
 # periodic timers of a few ms (they expire between criu arming them and the
 # plugin's check, and come back reloaded from their interval); the stripped
 # core image.
-run_cases prepare \
-	scenario:stride:stride:plain \
-	scenario:takeover-stride:stride:plain:PTIMER_CRIU_MODE=takeover \
-	scenario:sparse100k:sparse100k:plain \
-	scenario:takeover-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=takeover \
-	case_auto_fallback \
-	scenario:strict-stride:stride:plain:PTIMER_STRICT=yes \
-	scenario:mix:mix:plain \
-	scenario:threads:threads:plain \
-	scenario:cpuclocks:cpuclocks:plain \
-	scenario:threads-pidns:threads:pidns \
-	scenario:mix-pidns:mix:pidns \
-	case_exited \
-	case_conf \
-	case_exited_alone \
-	case_rseq \
-	case_no_plugin \
-	userns_tree \
-	scenario:native-stride:stride:plain:PTIMER_CRIU_MODE=native \
-	scenario:native-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=native \
-	scenario:native-mix:mix:plain:PTIMER_CRIU_MODE=native \
-	scenario:native-threads:threads:plain:PTIMER_CRIU_MODE=native \
-	scenario:fastperiodic:fastperiodic:plain \
-	scenario:native-fastperiodic:fastperiodic:plain:PTIMER_CRIU_MODE=native \
-	case_pending:pending \
-	case_pending:native-pending:PTIMER_CRIU_MODE=native \
+CASES=(
+	scenario:stride:stride:plain
+	scenario:takeover-stride:stride:plain:PTIMER_CRIU_MODE=takeover
+	scenario:sparse100k:sparse100k:plain
+	scenario:takeover-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=takeover
+	case_auto_fallback
+	scenario:strict-stride:stride:plain:PTIMER_STRICT=yes
+	scenario:mix:mix:plain
+	scenario:threads:threads:plain
+	scenario:cpuclocks:cpuclocks:plain
+	scenario:threads-pidns:threads:pidns
+	scenario:mix-pidns:mix:pidns
+	case_exited
+	case_conf
+	case_exited_alone
+	case_rseq
+	case_no_plugin
+	userns_tree
+	scenario:native-stride:stride:plain:PTIMER_CRIU_MODE=native
+	scenario:native-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=native
+	scenario:native-mix:mix:plain:PTIMER_CRIU_MODE=native
+	scenario:native-threads:threads:plain:PTIMER_CRIU_MODE=native
+	scenario:fastperiodic:fastperiodic:plain
+	scenario:native-fastperiodic:fastperiodic:plain:PTIMER_CRIU_MODE=native
+	case_pending:pending
+	case_pending:native-pending:PTIMER_CRIU_MODE=native
 	case_core_strip
+)
+[ -n "${PTIMER_CRIU_CASES:-}" ] && read -ra CASES <<<"$PTIMER_CRIU_CASES"
+run_cases prepare "${CASES[@]}"
 totals "$suite"
