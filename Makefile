@@ -163,6 +163,7 @@ install: all
 # A Debian package of the binary and the plugin (in /usr/lib/criu), with its
 # dependencies and /etc/criu/ptimer.conf (version: VERSION): apt-get install ./build/ptimer_*.deb
 deb: all
+	@[ -z "$(CROSS_COMPILE)" ] || { echo "make deb packages the host's architecture only (ARCH=$(ARCH) is a cross build): build the package on an $(ARCH) host" >&2; exit 1; }
 	@sh packaging/mkdeb.sh $(B) $(VERSION)
 
 # --- tests ------------------------------------------------------------------
