@@ -560,7 +560,28 @@ static bool in_leftover(struct ptimer_blob *b, uint64_t ip, uint64_t *lo, uint64
  * on its own; a ptimer that comes next may catch it before the end.  Let it
  * run to its notify signal (its work, e.g. the exact-ID mode switched off
  * again, gets done) and put it where that code would have returned it.
+ * Caught after its tgkill, the thread never stops on that signal (it was
+ * sent untraced, to a handler-less ignored signal, and is gone): it puts its
+ * own context back and leaves the code by itself.  So the wait is bounded:
+ * a thread that has not stopped within LEFTOVER_POLL_US is interrupted
+ * (PTRACE_INTERRUPT) and looked at; once outside the code, its registers
+ * are its own and nothing is left to do.
  */
+#define LEFTOVER_POLL_US	2000
+
+/* waitpid of tid, interrupting it once when it has not stopped in time */
+static pid_t wait_or_interrupt(pid_t tid, int *status)
+{
+	pid_t w;
+
+	for (int us = 0; (w = waitpid(tid, status, __WALL | WNOHANG)) == 0; us += 100) {
+		if (us == LEFTOVER_POLL_US && ptrace(PTRACE_INTERRUPT, tid, NULL, NULL))
+			return -1;
+		usleep(100);
+	}
+	return w;
+}
+
 static int finish_leftover_run(struct ptimer_blob *b, struct ptimer_err *err)
 {
 	ptimer_arch_regs regs;
@@ -576,11 +597,20 @@ static int finish_leftover_run(struct ptimer_blob *b, struct ptimer_err *err)
 		   "killed: letting it finish first", b->tid);
 	for (;;) {
 		if (ptrace(PTRACE_CONT, b->tid, NULL, (void *)(long)sig) ||
-		    waitpid(b->tid, &status, __WALL) != b->tid)
+		    wait_or_interrupt(b->tid, &status) != b->tid)
 			return ptimer_errf(err, errno, "thread %d: %s", b->tid, strerror(errno));
 		sig = 0;
 		if (WIFEXITED(status) || WIFSIGNALED(status))
 			return ptimer_errf(err, ESRCH, "process %d exited", b->tgid);
+		if (WIFSTOPPED(status) && !ptimer_arch_get_regs(b->tid, &regs) &&
+		    !(ptimer_arch_ip(&regs) >= lo && ptimer_arch_ip(&regs) < hi)) {
+			/* out of the code on its own: its context is back */
+			if (status >> 16 == PTRACE_EVENT_STOP)
+				return 0;
+			if (!(status >> 16))
+				sig = WSTOPSIG(status);	/* its own signal: deliver, stop it again */
+			continue;
+		}
 		if (!WIFSTOPPED(status) || status >> 16)
 			continue;
 		if (WSTOPSIG(status) == ctx.sig && !ptimer_arch_get_regs(b->tid, &regs) &&
