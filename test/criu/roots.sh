@@ -290,9 +290,13 @@ build_foreign() {
 	[ -e "$entry" ] && echo -1 >"$entry"
 	printf '%s' ":ptimer-roots-$cpu:${BINFMT_AARCH64#:}:/usr/bin/qemu-$cpu-static:F" >"$bm/register" ||
 		die "$NAME: cannot register qemu-$cpu-static with binfmt_misc"
-	# build_root sets traps of its own: a subshell, then the entry goes
-	local rc=0
-	(build_root "$suite" "$final") || rc=$?
+	# build_root sets traps of its own: a subshell (errexit on inside it;
+	# "|| rc=$?" would turn it off there), then the entry goes
+	local rc
+	set +e
+	(set -e; build_root "$suite" "$final")
+	rc=$?
+	set -e
 	echo -1 >"$entry" 2>/dev/null
 	return "$rc"
 }
