@@ -170,12 +170,15 @@ else
 	echo "# test/criu/suite.sh check"
 	run criu bash test/criu/suite.sh check
 fi
-# test/criu/arm64.sh: sid's arm64 criu with the plugin cross-built into
-# BUILD-arm64, inside sid's arm64 kernel under qemu-system-aarch64 (its
-# own SKIP when something is missing).  PTIMER_SKIP_CRIU=1 or
-# PTIMER_SKIP_CRIU_ARM64=1 leave it out.
+# test/criu/arm64.sh: sid's arm64 criu with the plugin, on what the cross
+# stage built (ARM64_BUILD, as for the arm64 matrix), inside sid's arm64
+# kernel under qemu-system-aarch64 (its own SKIP when something else is
+# missing).  PTIMER_SKIP_CRIU=1 or PTIMER_SKIP_CRIU_ARM64=1 leave it out.
 if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_CRIU_ARM64:-}" ]; then
 	skip criu-arm64 "PTIMER_SKIP_CRIU or PTIMER_SKIP_CRIU_ARM64 is set"
+	stage_done criu-arm64 "$H_FAIL"
+elif [ -z "$ARM64_BUILD" ]; then
+	skip criu-arm64 "the cross stage did not build build-arm64 (its SKIP or FAIL above says why)"
 	stage_done criu-arm64 "$H_FAIL"
 else
 	echo "# test/criu/arm64.sh $ARM64_BUILD"

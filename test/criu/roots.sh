@@ -290,10 +290,15 @@ build_foreign() {
 	[ -e "$entry" ] && echo -1 >"$entry"
 	printf '%s' ":ptimer-roots-$cpu:${BINFMT_AARCH64#:}:/usr/bin/qemu-$cpu-static:F" >"$bm/register" ||
 		die "$NAME: cannot register qemu-$cpu-static with binfmt_misc"
-	# shellcheck disable=SC2064
-	trap "echo -1 >'$entry' 2>/dev/null" EXIT
-	build_root "$suite" "$final"
+	# build_root sets traps of its own: a subshell (errexit on inside it;
+	# "|| rc=$?" would turn it off there), then the entry goes
+	local rc
+	set +e
+	(set -e; build_root "$suite" "$final")
+	rc=$?
+	set -e
 	echo -1 >"$entry" 2>/dev/null
+	return "$rc"
 }
 
 # Leftovers of interrupted runs. Called with the suite's lock held, so no
