@@ -395,7 +395,7 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 
 		ptimer_procwatch_poll(w, &ev, &n_ev);
 	}
-	ret = ptimer_dump_task(&t, o, &img, err);
+	ret = ptimer_task_gone(pid, ptimer_dump_task(&t, o, &img, err), "dumping its timers", err);
 	if (!ret && w) {
 		tids = malloc((size_t)t.n_threads * sizeof(*tids));
 		if (tids) {

@@ -303,15 +303,24 @@ static int verify_restored(const struct ptimer_task *t, const struct ptimer_time
 	return ret;
 }
 
-/* Delete what the blob created so far (a->n_created of the timers). */
+/*
+ * Delete what the blob created so far (a->n_created of the timers).  A
+ * process that is gone (or being killed) holds nothing any more: the error
+ * that ended the restore already says it exited, and nothing is logged.
+ */
 static void rollback(const struct ptimer_task *t, struct ptimer_blob *b, const struct ptimer_blob_args *a)
 {
 	struct ptimer_blob_args rb = *a;
+	struct ptimer_err e;
+	int r;
 
 	if (!a->n_created)
 		return;
 	rb.op = PTIMER_OP_ROLLBACK;
-	if (ptimer_blob_call(b, &rb, NULL) || rb.result)
+	r = ptimer_blob_call(b, &rb, &e);
+	if (r == -ESRCH)
+		return;
+	if (r || rb.result)
 		ptimer_log(PTIMER_LOG_ERROR, "process %d: removing the %u timers created so far failed; "
 			   "it may hold some of the image's timers", t->pid, a->n_created);
 }
@@ -649,7 +658,8 @@ int ptimer_restore(pid_t pid, const char *image_path, const struct ptimer_restor
 		return ret;
 	ret = ptimer_task_seize(&t, pid, err);
 	if (!ret) {
-		ret = ptimer_restore_task(&t, &img, o, st, err);
+		ret = ptimer_task_gone(pid, ptimer_restore_task(&t, &img, o, st, err),
+				       "restoring its timers", err);
 		ptimer_task_release(&t);
 	}
 	ptimer_image_free(&img);

@@ -27,6 +27,7 @@
 #include "core/rseq.h"
 #include "core/log.h"
 #include "core/task.h"
+#include "lib/procfs.h"
 #include "lib/vm.h"
 #include "restorer/host/inject.h"
 
@@ -357,7 +358,8 @@ void ptimer_slice_undo(pid_t pid, struct ptimer_slice_target *v, int n, const st
 
 		if (!g->applied || g->was_enabled)
 			continue;
-		if (ops->slice(ops->ctx, g->host_tid, PTIMER_SLICE_SET, 0, &get, &set, &e) || set < 0)
+		if ((ops->slice(ops->ctx, g->host_tid, PTIMER_SLICE_SET, 0, &get, &set, &e) || set < 0) &&
+		    !ptimer_thread_exiting(pid, g->host_tid))	/* gone: nothing to undo */
 			ptimer_log(PTIMER_LOG_ERROR, "process %d: thread %d: could not disable the rseq "
 				   "time-slice extension again", pid, g->host_tid);
 		g->applied = false;

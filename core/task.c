@@ -47,24 +47,6 @@ static bool proc_is_kthread(pid_t pid)
 }
 
 /*
- * A thread in do_exit() (PF_EXITING, 0x00000004 in the flags field of
- * /proc/PID/task/TID/stat, include/linux/sched.h), a zombie, or one already
- * gone.  ptrace_attach() (kernel/ptrace.c) refuses a PF_EXITING task with
- * EPERM, the same errno as a permission failure: this tells them apart.
- */
-static bool thread_exiting(pid_t pid, pid_t tid)
-{
-	struct ptimer_proc_stat st;
-	int r = ptimer_proc_stat(pid, tid, &st);
-
-	if (r == -ENOENT)
-		return true;	/* gone, or the kernel had nothing more to say: released */
-	if (r)
-		return false;
-	return st.state == 'Z' || st.state == 'X' || (st.flags & PTIMER_PF_EXITING);
-}
-
-/*
  * Wait for the PTRACE_EVENT_STOP our interrupt asked for.  A signal that
  * was pending arrives first as a signal-delivery stop: hand it back to the
  * thread (PTRACE_CONT with it) so nothing is lost, then wait again.
@@ -184,7 +166,7 @@ static bool leader_exited(pid_t pid)
  * goes, or it stays exiting for LEADER_EXIT_WAITS ms. */
 static bool leader_becomes_zombie(pid_t pid)
 {
-	for (int i = 0; i < LEADER_EXIT_WAITS && thread_exiting(pid, pid); i++) {
+	for (int i = 0; i < LEADER_EXIT_WAITS && ptimer_thread_exiting(pid, pid); i++) {
 		if (leader_exited(pid)) {
 			pid_t *tids;
 			int n = ptimer_proc_threads(pid, &tids);
@@ -253,7 +235,7 @@ static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, s
 			int e = errno;
 
 			/* exited meanwhile, or exiting: EPERM from ptrace_attach() */
-			if ((e == ESRCH || (e == EPERM && thread_exiting(pid, tids[i]))) && tids[i] != pid) {
+			if ((e == ESRCH || (e == EPERM && ptimer_thread_exiting(pid, tids[i]))) && tids[i] != pid) {
 				ptimer_log(PTIMER_LOG_DEBUG, "thread %d of process %d exited or is exiting (seize: "
 					   "%s): skipped", tids[i], pid, strerror(e));
 				continue;
@@ -265,7 +247,7 @@ static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, s
 					ret = ptimer_errf(err, ENOMEM, "out of memory");
 				continue;
 			}
-			if (e == EPERM && thread_exiting(pid, tids[i]))
+			if (e == EPERM && ptimer_thread_exiting(pid, tids[i]))
 				ret = ptimer_errf(err, ESRCH, "cannot attach to process %d: its thread group leader "
 						  "is exiting", pid);
 			else if (e == EPERM)
@@ -316,6 +298,25 @@ static int task_finish(struct ptimer_task *t, int ret, bool sweep, struct ptimer
 	return ret;
 }
 
+int ptimer_task_gone(pid_t pid, int ret, const char *doing, struct ptimer_err *err)
+{
+	pid_t *tids;
+	int n, i;
+
+	if (!ret)
+		return 0;
+	n = ptimer_proc_threads(pid, &tids);
+	if (n < 0 && n != -ENOENT)
+		return ret;
+	for (i = 0; i < n && ptimer_thread_exiting(pid, tids[i]); i++)
+		;
+	if (n > 0)
+		free(tids);
+	if (i < n)
+		return ret;
+	return ptimer_errf(err, ESRCH, "process %d exited while ptimer was %s", pid, doing);
+}
+
 int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 {
 	bool grew = true;
@@ -348,7 +349,7 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 		ret = ptimer_errf(err, EAGAIN, "process %d keeps creating threads; cannot stop them all", pid);
 	if (!ret && (t->n_threads == 0 || t->tids[0] != pid))
 		ret = ptimer_errf(err, ESRCH, "thread group leader %d is gone", pid);
-	return task_finish(t, ret, true, err);
+	return ptimer_task_gone(pid, task_finish(t, ret, true, err), "attaching to it", err);
 }
 
 int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)

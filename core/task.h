@@ -66,6 +66,16 @@ int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err);
  * ESRCH: killed while stopped), 0 normally. */
 int ptimer_task_release(struct ptimer_task *t);
 
+/*
+ * ptimer_task_gone - ret, unless ret is an error and process pid has no
+ * live thread left (every thread gone, a zombie, in do_exit() or with
+ * SIGKILL pending: ptimer_thread_exiting()): then -ESRCH, with err saying
+ * "process PID exited while ptimer was DOING", whichever step met the exit
+ * first.  A process killed meanwhile holds nothing ptimer could have left
+ * in it: this is the one line the caller prints.
+ */
+int ptimer_task_gone(pid_t pid, int ret, const char *doing, struct ptimer_err *err);
+
 /* ptimer_task_vtid - the process's own-namespace id of host tid, or 0. */
 pid_t ptimer_task_vtid(const struct ptimer_task *t, pid_t host_tid);
 /* ptimer_task_host_tid - the host tid of own-namespace vtid, or 0. */

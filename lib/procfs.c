@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Readers of /proc/PID/status and /proc/PID/stat (lib/procfs.h). */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,4 +129,26 @@ int ptimer_proc_stat(pid_t pid, pid_t tid, struct ptimer_proc_stat *st)
 		ret = -EINVAL;
 	free(buf);
 	return ret;
+}
+
+/* SIGKILL's bit in the SigPnd:/ShdPnd: masks of /proc/PID/status (bit signo - 1). */
+static bool sigkill_pending(pid_t pid, pid_t tid, const char *key)
+{
+	char buf[32];
+
+	return !ptimer_proc_status(pid, tid, key, buf, sizeof(buf)) &&
+	       (strtoull(buf, NULL, 16) & (1ull << (SIGKILL - 1)));
+}
+
+bool ptimer_thread_exiting(pid_t pid, pid_t tid)
+{
+	struct ptimer_proc_stat st;
+	int r = ptimer_proc_stat(pid, tid, &st);
+
+	if (r == -ENOENT)
+		return true;	/* gone, or the kernel had nothing more to say: released */
+	if (r)
+		return false;
+	return st.state == 'Z' || st.state == 'X' || (st.flags & PTIMER_PF_EXITING) ||
+	       sigkill_pending(pid, tid, "SigPnd") || sigkill_pending(pid, tid, "ShdPnd");
 }

@@ -8,6 +8,7 @@
 #define PTIMER_LIB_PROCFS_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <sys/types.h>
 
 /*
@@ -56,5 +57,17 @@ struct ptimer_proc_stat {
  * does not understand), or -errno.
  */
 int ptimer_proc_stat(pid_t pid, pid_t tid, struct ptimer_proc_stat *st);
+
+/*
+ * ptimer_thread_exiting - whether thread tid of process pid (tid 0: the
+ * process's leader) is gone or on its way out: no /proc entry, state Z or X,
+ * PF_EXITING (set in do_exit(), kernel/exit.c), or SIGKILL pending for it or
+ * its group (complete_signal() in kernel/signal.c queues SIGKILL to every
+ * thread of a group being killed, before any of them reaches do_exit()).
+ * A false answer for a thread that cannot be read for another reason.
+ * ptrace_attach() (kernel/ptrace.c) refuses a PF_EXITING task with EPERM,
+ * the errno of a permission failure too: this tells them apart.
+ */
+bool ptimer_thread_exiting(pid_t pid, pid_t tid);
 
 #endif

@@ -174,14 +174,13 @@ static void reaper_stop(struct reaper *r)
 	pthread_mutex_destroy(&r->lock);
 }
 
-/* After a failed run: is the process gone?  Then say so. */
+/*
+ * After a failed run: is the process gone, or being killed (a SIGKILL takes
+ * a traced thread out of its stop before it exits)?  Then say so.
+ */
 static int explain_failure(const struct ptimer_blob *b, const char *what, struct ptimer_err *err)
 {
-	char state[64];
-	bool gone = ptimer_proc_status(b->tid, 0, "State", state, sizeof(state)) ||
-		    state[0] == 'Z' || state[0] == 'X';
-
-	if (gone)
+	if (ptimer_thread_exiting(b->tid, 0))	/* /proc/TID: the thread itself */
 		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was %s in it", b->tgid, what);
 	return ptimer_errf(err, EIO, "%s in thread %d failed", what, b->tid);
 }
@@ -193,7 +192,7 @@ static int vm_copy(struct ptimer_blob *b, uint64_t addr, void *buf, size_t len, 
 {
 	int r = ptimer_vm_copy(b->tid, addr, buf, len, write);
 
-	if (r == -ESRCH)
+	if (r == -ESRCH || (r && ptimer_thread_exiting(b->tid, 0)))
 		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was working in it", b->tgid);
 	if (r)
 		return ptimer_errf(err, r, "cannot %s %zu bytes %s thread %d at %#lx: %s", write ? "write" : "read",
@@ -648,6 +647,8 @@ static int save_thread(struct ptimer_blob *b, struct ptimer_err *err)
 		r = -errno;
 	if (!r)
 		r = ptimer_arch_save_xstate(b->tid, &b->xstate);
+	if (r == -ESRCH && ptimer_thread_exiting(b->tid, 0))
+		return explain_failure(b, "working", err);
 	if (r)
 		return ptimer_errf(err, -r, "cannot read thread %d's registers: %s (is it stopped by "
 				   "ptimer or criu?)", b->tid, strerror(-r));
@@ -847,7 +848,8 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 fail:
 	if (b->mapped)
 		remote_syscall(b, __NR_munmap, &ret, b->base, b->size, 0, 0, 0, 0, NULL);
-	if (remove_stub(b))
+	/* a thread that is gone or being killed keeps nothing of ours */
+	if (remove_stub(b) && !ptimer_thread_exiting(tid, 0))
 		blob_log(PTIMER_BLOB_LOG_ERROR, "thread %d: cannot remove ptimer's syscall stub at %#llx", tid,
 			 (unsigned long long)b->stub);
 	ptimer_rseq_cs_put_back(tid, &b->rseq);
