@@ -19,9 +19,18 @@
 #               of the host is removed: when apt-get would remove a package,
 #               deps.sh says which and installs nothing.
 #
-# The test harnesses also install their own tools when missing
-# (test/qemu/deps.sh; test/criu/roots.sh: debootstrap).  To add a
-# dependency, add a line to one of the pkgs_* functions below.
+#   scripts/deps.sh install PKG...   install those of PKG that are missing,
+#               nothing else: the one installer of host packages, which the
+#               test harnesses call for their own tools (test/qemu/deps.sh,
+#               test/criu/roots.sh) when run without `make deps`.
+#
+# One installer at a time: every install holds the lock file
+# /run/lock/ptimer-host-apt.lock (flock) from its check of what is missing to
+# the end of apt-get, and apt-get waits up to 10 minutes for dpkg's own lock
+# (DPkg::Lock::Timeout) held by anything else.  Two root builds of `make
+# check` that both missed debootstrap used to meet dpkg's lock, and one of
+# them failed.  To add a dependency, add a line to one of the pkgs_*
+# functions below.
 set -u
 
 DEPS=${DEPS:-all}
@@ -36,9 +45,12 @@ pkgs_build() {
 }
 
 # `make check`: clang for the sanitizer build and libFuzzer (libclang-rt-N-dev,
-# N being the version Debian's clang depends on: 14 on Debian 12, 19 on 13).
+# N being the version Debian's clang depends on: 14 on Debian 12, 19 on 13);
+# debootstrap for the criu, container and zdtm roots (test/criu/roots.sh);
+# groff and mandoc for the man page checks (test/e2e/cases/cli.sh); the
+# kernel matrix's qemu, busybox and cpio.
 pkgs_check() {
-	echo clang
+	echo clang debootstrap groff-base mandoc
 	apt-cache show clang 2>/dev/null |
 		sed -n 's/^Depends:.*clang-\([0-9][0-9]*\).*/libclang-rt-\1-dev/p' | head -n1
 	bash "$(dirname "$0")/../test/qemu/deps.sh" --list
@@ -61,7 +73,22 @@ installed() {
 	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'ok installed'
 }
 
-# install PKGS...: what is missing of them, with apt-get (root); 1 on failure
+LOCK=/run/lock/ptimer-host-apt.lock
+[ -d /run/lock ] || LOCK=/tmp/ptimer-host-apt.lock
+APT_WAIT="-o DPkg::Lock::Timeout=600"
+
+# lock: hold LOCK (fd 8) until this script exits; root only (the file is
+# root's).  Waits for another installer of ours to finish.
+locked=0
+lock() {
+	[ "$locked" = 1 ] && return 0
+	exec 8>"$LOCK" || return 1
+	flock 8 || return 1
+	locked=1
+}
+
+# install_missing PKGS...: what is missing of them, with apt-get (root),
+# under the lock; 1 on failure
 install_missing() {
 	missing=""
 	for p in "$@"; do
@@ -72,11 +99,18 @@ install_missing() {
 		echo "deps: missing$missing; run 'make deps' as root or install them" >&2
 		return 1
 	fi
+	lock || { echo "deps: cannot lock $LOCK" >&2; return 1; }
+	# again under the lock: another installer may have put them in meanwhile
+	missing=""
+	for p in "$@"; do
+		installed "$p" || missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
 	echo "deps: installing$missing"
 	export DEBIAN_FRONTEND=noninteractive
 	# shellcheck disable=SC2086 # one word a package
-	apt-get install -y -q $missing >/dev/null 2>&1 ||
-		{ apt-get update -q >/dev/null 2>&1 && apt-get install -y -q $missing; }
+	apt-get $APT_WAIT install -y -q $missing >/dev/null 2>&1 ||
+		{ apt-get $APT_WAIT update -q >/dev/null 2>&1 && apt-get $APT_WAIT install -y -q $missing; }
 }
 
 # The arm64 cross packages, never at the price of a host package: apt-get
@@ -92,15 +126,16 @@ install_cross_arm64() {
 		echo "deps: missing for ARCH=arm64:$missing; run 'make deps ARCH=arm64' as root" >&2
 		return 1
 	fi
+	lock || { echo "deps: cannot lock $LOCK" >&2; return 1; }
 	if ! dpkg --print-foreign-architectures | grep -qx arm64; then
 		echo "deps: dpkg --add-architecture arm64"
 		dpkg --add-architecture arm64 || return 1
-		apt-get update -q >/dev/null 2>&1
+		apt-get $APT_WAIT update -q >/dev/null 2>&1
 	fi
 	export DEBIAN_FRONTEND=noninteractive
 	# shellcheck disable=SC2086 # one word a package
 	plan=$(apt-get install -s -y -q $missing 2>&1) ||
-		{ apt-get update -q >/dev/null 2>&1; plan=$(apt-get install -s -y -q $missing 2>&1); } || {
+		{ apt-get $APT_WAIT update -q >/dev/null 2>&1; plan=$(apt-get install -s -y -q $missing 2>&1); } || {
 		echo "deps: apt-get cannot install$missing for ARCH=arm64 (are arm64 packages in the apt sources?):" \
 			"$(echo "$plan" | grep '^E:' | head -n1)" >&2
 		return 1
@@ -112,9 +147,14 @@ install_cross_arm64() {
 	fi
 	echo "deps: installing for ARCH=arm64:$missing"
 	# shellcheck disable=SC2086
-	apt-get install -y -q $missing >/dev/null
+	apt-get $APT_WAIT install -y -q $missing >/dev/null
 }
 
+if [ "${1:-}" = install ]; then
+	shift
+	install_missing "$@"
+	exit
+fi
 if [ "$DEPS" = build ]; then
 	want=$(pkgs_build)
 else

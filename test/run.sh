@@ -30,7 +30,9 @@ BUILD=${1:-build}
 cd "$(dirname "$0")/.." || exit 1
 . test/lib/harness.sh
 OUT=$(mktemp "${TMPDIR:-/tmp}/ptimer-run.XXXXXX")
-trap 'rm -f "$OUT"' EXIT
+# the whole suites and stages that were skipped, for the closing list
+SKIPPED=$(mktemp "${TMPDIR:-/tmp}/ptimer-skipped.XXXXXX")
+trap 'rm -f "$OUT" "$SKIPPED"' EXIT
 trap 'exit 130' INT TERM HUP
 
 # Line-buffered stdout for programs that leave stdio's default buffering.
@@ -45,7 +47,16 @@ stage_done() {
 	if [ "$H_FAIL" -eq "$2" ]; then echo "ok $K $1"; else echo "not ok $K $1"; fi
 }
 
-# run NAME COMMAND...: run in the foreground, stream, count.
+# skipped_stage NAME WHY: the stage's one SKIP, listed at the end too.
+skipped_stage() {
+	skip_suite "$1" "$2"
+	echo "# skipped-suite $1: $2" >>"$SKIPPED"
+	stage_done "$1" "$H_FAIL"
+}
+
+# run NAME COMMAND...: run in the foreground, stream, count.  Its
+# "# skipped-suite" lines (harness.sh skip_suite) go to the closing list, and
+# so does the stage itself when it skipped everything and passed nothing.
 run() {
 	local name=$1 rc f0=$H_FAIL
 	shift
@@ -54,6 +65,10 @@ run() {
 	tally "$OUT"
 	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$OUT"; then
 		fail "$name" "exited with status $rc and printed no FAIL line"
+	fi
+	grep '^# skipped-suite ' "$OUT" >>"$SKIPPED"
+	if grep -q '^SKIP ' "$OUT" && ! grep -qE '^(PASS|FAIL) ' "$OUT"; then
+		echo "# skipped-suite $name: every check skipped: $(grep -m1 '^SKIP ' "$OUT" | cut -c6-300)" >>"$SKIPPED"
 	fi
 	stage_done "$name" "$f0"
 }
@@ -104,8 +119,7 @@ grep -qE '^PASS cross/build([: ]|$)' "$OUT" && CROSS_BUILT=1
 # Sanitizer reports go to files (log_path), so a report from a process whose
 # failure a test expects still shows; each report is one FAIL.
 if [ ! -x "$ASAN_BUILD/ptimer" ]; then
-	skip sanitizers "$ASAN_BUILD/ptimer not built ('make asan'; 'make check' builds it)"
-	stage_done sanitizers "$H_FAIL"
+	skipped_stage sanitizers "$ASAN_BUILD/ptimer not built ('make asan'; 'make check' builds it)"
 else
 	SAN_LOG=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-san.XXXXXX")
 	chmod 1777 "$SAN_LOG"	# the e2e suite also runs ptimer unprivileged
@@ -135,8 +149,7 @@ fi
 # newest (7.x) kernels, booted under qemu (a few minutes; kernels are fetched
 # once and cached).  PTIMER_MATRIX=0 leaves it out (one SKIP line).
 if [ "${PTIMER_MATRIX:-1}" = 0 ]; then
-	skip kernel-matrix "PTIMER_MATRIX=0"
-	stage_done kernel-matrix "$H_FAIL"
+	skipped_stage kernel-matrix "PTIMER_MATRIX=0"
 else
 	echo "# test/qemu/matrix.sh $BUILD"
 	run kernel-matrix bash test/qemu/matrix.sh "$BUILD"
@@ -150,22 +163,18 @@ fi
 ARM64_BUILD=${PTIMER_ARM64_BUILD:-}
 [ -z "$ARM64_BUILD" ] && [ "$CROSS_BUILT" = 1 ] && [ "$(uname -m)" = x86_64 ] && ARM64_BUILD=$PWD/build-arm64
 if [ "${PTIMER_MATRIX:-1}" = 0 ] || [ "${PTIMER_MATRIX_ARM64:-1}" = 0 ]; then
-	skip kernel-matrix-arm64 "PTIMER_MATRIX=0 or PTIMER_MATRIX_ARM64=0"
-	stage_done kernel-matrix-arm64 "$H_FAIL"
+	skipped_stage kernel-matrix-arm64 "PTIMER_MATRIX=0 or PTIMER_MATRIX_ARM64=0"
 elif [ -z "$ARM64_BUILD" ]; then
-	skip kernel-matrix-arm64 "the cross stage did not build build-arm64 (its SKIP or FAIL above says why)"
-	stage_done kernel-matrix-arm64 "$H_FAIL"
+	skipped_stage kernel-matrix-arm64 "the cross stage did not build build-arm64 (its SKIP or FAIL above says why)"
 elif [ ! -x "$ARM64_BUILD/ptimer" ] || [ ! -x "$ARM64_BUILD/test/zdtm_timers" ]; then
-	skip kernel-matrix-arm64 "$ARM64_BUILD/ptimer or $ARM64_BUILD/test/zdtm_timers not built ('make ARCH=arm64' cross-builds them)"
-	stage_done kernel-matrix-arm64 "$H_FAIL"
+	skipped_stage kernel-matrix-arm64 "$ARM64_BUILD/ptimer or $ARM64_BUILD/test/zdtm_timers not built ('make ARCH=arm64' cross-builds them)"
 else
 	echo "# test/qemu/matrix.sh $ARM64_BUILD arm64"
 	run kernel-matrix-arm64 env PTIMER_MATRIX_JOBS="${PTIMER_MATRIX_JOBS:-2}" \
 		bash test/qemu/matrix.sh "$ARM64_BUILD" arm64
 fi
 if [ -n "${PTIMER_SKIP_CRIU:-}" ]; then
-	skip criu "PTIMER_SKIP_CRIU is set"
-	stage_done criu "$H_FAIL"
+	skipped_stage criu "PTIMER_SKIP_CRIU is set"
 else
 	echo "# test/criu/suite.sh check"
 	run criu bash test/criu/suite.sh check
@@ -175,11 +184,9 @@ fi
 # kernel under qemu-system-aarch64 (its own SKIP when something else is
 # missing).  PTIMER_SKIP_CRIU=1 or PTIMER_SKIP_CRIU_ARM64=1 leave it out.
 if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_CRIU_ARM64:-}" ]; then
-	skip criu-arm64 "PTIMER_SKIP_CRIU or PTIMER_SKIP_CRIU_ARM64 is set"
-	stage_done criu-arm64 "$H_FAIL"
+	skipped_stage criu-arm64 "PTIMER_SKIP_CRIU or PTIMER_SKIP_CRIU_ARM64 is set"
 elif [ -z "$ARM64_BUILD" ]; then
-	skip criu-arm64 "the cross stage did not build build-arm64 (its SKIP or FAIL above says why)"
-	stage_done criu-arm64 "$H_FAIL"
+	skipped_stage criu-arm64 "the cross stage did not build build-arm64 (its SKIP or FAIL above says why)"
 else
 	echo "# test/criu/arm64.sh $ARM64_BUILD"
 	run criu-arm64 bash test/criu/arm64.sh "$ARM64_BUILD"
@@ -188,18 +195,24 @@ fi
 # roots of their own, the trixie -> sid moves, and the install on Debian 12,
 # 13 and sid (test/containers/install.sh).
 if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_CONTAINERS:-}" ]; then
-	skip containers "PTIMER_SKIP_CRIU or PTIMER_SKIP_CONTAINERS is set"
-	stage_done containers "$H_FAIL"
+	skipped_stage containers "PTIMER_SKIP_CRIU or PTIMER_SKIP_CONTAINERS is set"
 else
 	echo "# test/containers/suite.sh check"
 	run containers env PTIMER_BUILD="$BUILD" bash test/containers/suite.sh check
 fi
 if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_ZDTM:-}" ]; then
-	skip zdtm "PTIMER_SKIP_CRIU or PTIMER_SKIP_ZDTM is set"
-	stage_done zdtm "$H_FAIL"
+	skipped_stage zdtm "PTIMER_SKIP_CRIU or PTIMER_SKIP_ZDTM is set"
 else
 	echo "# test/criu/zdtm.sh"
 	run zdtm bash test/criu/zdtm.sh
 fi
 
+# Every whole suite or stage that did not run, and why: a skipped suite
+# hides in a long log and a green total.
+if [ -s "$SKIPPED" ]; then
+	echo "# suites and stages skipped in this run:"
+	sed 's/^# skipped-suite /#   /' "$SKIPPED"
+else
+	echo "# suites and stages skipped in this run: none"
+fi
 totals

@@ -42,7 +42,7 @@ H_PREFIX=install-
 secs() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }'; }
 
 if [ "$(id -u)" != 0 ]; then
-	H_PREFIX= skip install "needs root (debootstrap, overlay mounts)"
+	H_PREFIX= skip_suite install "needs root (debootstrap, overlay mounts)"
 	exit 0
 fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-install.XXXXXX")
@@ -100,7 +100,7 @@ inroot() {
 install_case() {
 	local s=$1 have deb t0 cmds
 	if ! "$roots" ensure "$s" host >"$TMP/root.$s.out" 2>"$TMP/root.$s.err"; then
-		skip "$s" "cannot build the $s-host root: $(grep 'roots.sh: ' "$TMP/root.$s.err" | tail -n 1 | cut -c1-300)"
+		fail "$s" "cannot build the $s-host root: $(grep 'roots.sh: ' "$TMP/root.$s.err" | tail -n 1 | cut -c1-300)"
 		return
 	fi
 	have=$(chroot "$("$roots" path "$s" host)" sh -c 'for c in gcc cc make; do command -v $c; done' | tr '\n' ' ')

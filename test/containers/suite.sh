@@ -36,7 +36,7 @@ TIMEOUT=${PTIMER_CONTAINERS_TIMEOUT:-900}	# seconds per root
 . "$top/test/lib/host.sh"
 
 if [ "$(id -u)" != 0 ]; then
-	skip containers "needs root (debootstrap, namespaces, criu)"
+	skip_suite containers "needs root (debootstrap, namespaces, criu)"
 	exit 0
 fi
 
@@ -59,8 +59,8 @@ for s in "${suites[@]}"; do
 	f0=$H_FAIL
 	if [ "${ROOT_RC[$s]}" != 0 ]; then
 		why=$(grep -E 'roots.sh: ' "$TMP/root.$s.err" 2>/dev/null | tail -n 1 | cut -c1-300)
-		skip "containers-$s" "cannot build the Debian root: ${why:-roots.sh ensure $s containers failed}"
-		echo "ok $k containers-$s"
+		fail "containers-$s" "cannot build the Debian root: ${why:-roots.sh ensure $s containers failed}"
+		echo "not ok $k containers-$s"
 		continue
 	fi
 	root=$("$roots" path "$s" containers)

@@ -56,13 +56,13 @@ finish() {
 
 plan 1
 if [ "$(id -u)" != 0 ]; then
-	skip criu-arm64 "needs root (debootstrap, binfmt_misc, qemu)"
+	skip_suite criu-arm64 "needs root (debootstrap, binfmt_misc, qemu)"
 	finish
 fi
 [ -d "$B" ] && B=$(cd "$B" && pwd)
 for f in ptimer ptimer_plugin.so test/zdtm_timers; do
 	if [ ! -f "$B/$f" ]; then
-		skip criu-arm64 "no $B/$f: cross-build it with 'make ARCH=arm64' first"
+		skip_suite criu-arm64 "no $B/$f: cross-build it with 'make ARCH=arm64' first"
 		finish
 	fi
 	if ! LC_ALL=C readelf -h "$B/$f" 2>/dev/null | grep -q 'Machine:.*AArch64'; then
@@ -73,7 +73,7 @@ done
 [ -x "$top/test/qemu/deps.sh" ] && bash "$top/test/qemu/deps.sh" >/dev/null 2>&1
 for t in qemu-system-aarch64 cpio; do
 	if ! command -v "$t" >/dev/null; then
-		skip criu-arm64 "no $t on this host (apt-get install qemu-system-arm cpio)"
+		fail criu-arm64 "no $t on this host: 'make deps' installs it (test/qemu/deps.sh)"
 		finish
 	fi
 done
@@ -90,7 +90,7 @@ else
 	kernel=$(bash "$top/test/qemu/kernels.sh" sid arm64 2>"$TMP/kernel.err")
 	rc=$?
 	if [ "$rc" -ne 0 ] || [ ! -s "$kernel" ]; then
-		skip criu-arm64 "cannot fetch sid's arm64 kernel: $(tail -n 1 "$TMP/kernel.err")"
+		fail criu-arm64 "cannot fetch sid's arm64 kernel: $(tail -n 1 "$TMP/kernel.err")"
 		finish
 	fi
 	krel=$(sed -n 's/^release=//p' "$(dirname "$kernel")/stamp" 2>/dev/null)
@@ -100,7 +100,7 @@ fi
 t0=$(now)
 if ! root=$("$here/roots.sh" ensure sid arm64 2>"$TMP/root.err"); then
 	sed 's/^/# /' "$TMP/root.err"
-	skip criu-arm64 "cannot build the arm64 sid root: $(grep 'roots.sh: ' "$TMP/root.err" | tail -n 1 | cut -c1-300)"
+	fail criu-arm64 "cannot build the arm64 sid root: $(grep 'roots.sh: ' "$TMP/root.err" | tail -n 1 | cut -c1-300)"
 	finish
 fi
 grep -E 'built in|stage done|debootstrap' "$TMP/root.err" | sed 's/^/# /'

@@ -165,14 +165,16 @@ destroy_dir() {
 	rm -rf --one-file-system -- "$dir"
 }
 
+# host_install PKG: through the one installer of host packages, which runs
+# one apt-get at a time (roots of several suites are built at once)
+host_install() {
+	log "installing $1 on the host"
+	sh "$here/../../scripts/deps.sh" install "$1" >/dev/null 2>"$ROOTS/.host-install.$1.log" ||
+		die "cannot install $1 on the host: $(tail -n 1 "$ROOTS/.host-install.$1.log")"
+}
+
 ensure_debootstrap() {
-	command -v debootstrap >/dev/null && return 0
-	log "installing debootstrap on the host"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y -q debootstrap >/dev/null 2>&1 || {
-		apt-get update -q >/dev/null 2>&1 || die "apt-get update failed on the host"
-		apt-get install -y -q debootstrap >/dev/null || die "cannot install debootstrap on the host"
-	}
+	command -v debootstrap >/dev/null || host_install debootstrap
 	[ -e "/usr/share/debootstrap/scripts/$1" ] || die "this debootstrap has no script for '$1'"
 }
 
@@ -260,14 +262,7 @@ qemu_user_of() {
 BINFMT_AARCH64=':M::\x7f\x45\x4c\x46\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00:\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff'
 
 ensure_qemu_user() {  # CPU
-	[ -x "/usr/bin/qemu-$1-static" ] && return 0
-	log "installing qemu-user-static on the host"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y -q --no-install-recommends qemu-user-static >/dev/null 2>&1 || {
-		apt-get update -q >/dev/null 2>&1 || die "apt-get update failed on the host"
-		apt-get install -y -q --no-install-recommends qemu-user-static >/dev/null ||
-			die "cannot install qemu-user-static on the host"
-	}
+	[ -x "/usr/bin/qemu-$1-static" ] || host_install qemu-user-static
 	[ -x "/usr/bin/qemu-$1-static" ] || die "qemu-user-static has no /usr/bin/qemu-$1-static"
 }
 

@@ -43,7 +43,7 @@ TIMEOUT=${PTIMER_ZDTM_TIMEOUT:-$((BUDGET + 1200))}
 POSIX_TIMER_TESTS=" posix_timers pthread_timers pthread_timers_h "
 
 if [ "$(id -u)" != 0 ]; then
-	skip zdtm "needs root (debootstrap, namespaces, criu)"
+	skip_suite zdtm "needs root (debootstrap, namespaces, criu)"
 	exit 0
 fi
 
@@ -86,12 +86,13 @@ fetch_src() {
 	mv "$dl/$file" "$CACHE/criu_$up.orig.tar.xz.$$" && mv "$CACHE/criu_$up.orig.tar.xz.$$" "$CACHE/criu_$up.orig.tar.xz"
 }
 
-# prepare SUITE: root, source, tree; sets TREE[SUITE] or SKIPWHY[SUITE].
-declare -A TREE SKIPWHY VER
+# prepare SUITE: root, source, tree; sets TREE[SUITE], or FAILWHY[SUITE]
+# when one of them could not be had (a FAIL: zdtm on SUITE would go untested).
+declare -A TREE FAILWHY VER
 prepare() {
 	local s=$1 root debver up dir why=""
 	if ! root=$("$here/roots.sh" ensure "$s" zdtm 2>"$TMP/root.$s.err"); then
-		SKIPWHY[$s]="cannot build the $s-zdtm root: $(grep 'roots.sh: ' "$TMP/root.$s.err" | tail -n 1 | cut -c1-300)"
+		FAILWHY[$s]="cannot build the $s-zdtm root: $(grep 'roots.sh: ' "$TMP/root.$s.err" | tail -n 1 | cut -c1-300)"
 		return
 	fi
 	debver=$(sed -n 's/^criu=//p' "$root/.ptimer-root")
@@ -100,7 +101,7 @@ prepare() {
 	exec 8>"$CACHE/.$s.lock"
 	flock 8
 	if ! fetch_src "$s" "$debver" "$up"; then
-		SKIPWHY[$s]="no criu $up source: $why"
+		FAILWHY[$s]="no criu $up source: $why"
 		exec 8>&-
 		return
 	fi
@@ -111,7 +112,7 @@ prepare() {
 	fi
 	exec 8>&-
 	if [ ! -d "$dir/criu-$up/test/zdtm" ]; then
-		SKIPWHY[$s]="criu_$up.orig.tar.xz has no test/zdtm"
+		FAILWHY[$s]="criu_$up.orig.tar.xz has no test/zdtm"
 		return
 	fi
 	TREE[$s]=$dir/criu-$up
@@ -147,8 +148,8 @@ for s in "${suites[@]}"; do
 	k=$((k + 1))
 	f0=$H_FAIL
 	if [ -z "${TREE[$s]:-}" ]; then
-		skip "zdtm-$s" "${SKIPWHY[$s]}"
-		echo "ok $k zdtm-$s"
+		fail "zdtm-$s" "${FAILWHY[$s]}"
+		echo "not ok $k zdtm-$s"
 		continue
 	fi
 	wait "${PIDS[$s]}"

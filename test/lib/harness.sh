@@ -10,6 +10,8 @@
 #   H_PREFIX=criu-trixie/     # optional: put in front of every check name
 #   plan 12                   # "1..12" as kselftest prints it: the cases to run
 #   pass NAME | fail NAME WHY | skip NAME WHY | info TEXT...
+#   skip_suite NAME WHY       # SKIP of a whole suite or stage: also listed at
+#                             # the end of `make check` (test/run.sh)
 #   check NAME WHY CMD...     # PASS when CMD succeeds, else FAIL NAME: WHY
 #   tally FILE                # count the PASS/FAIL/SKIP lines another program printed
 #   run_cases CASE...         # plan, then each case with "ok K CASE" / "not ok K CASE"
@@ -41,6 +43,11 @@ pass() { echo "PASS $H_PREFIX$1"; H_PASS=$((H_PASS + 1)); }
 fail() { echo "FAIL $H_PREFIX$1: $2"; H_FAIL=$((H_FAIL + 1)); }
 skip() { echo "SKIP $H_PREFIX$1: $2"; H_SKIP=$((H_SKIP + 1)); }
 info() { echo "# $*"; }
+# A SKIP is for what the machine truly lacks (a kernel or CPU feature,
+# hardware, privileges); an environment a suite needs and could not build
+# (a root, a kernel, a package) is a FAIL.  The "# skipped-suite" line is
+# what test/run.sh collects for its closing list.
+skip_suite() { skip "$1" "$2"; echo "# skipped-suite $H_PREFIX$1: $2"; }
 
 # check NAME WHY CMD...: PASS NAME when CMD exits 0, else FAIL NAME: WHY.
 check() {

@@ -27,9 +27,7 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 echo "# deps: installing$missing"
-export DEBIAN_FRONTEND=noninteractive
+# the one installer of host packages, one at a time (scripts/deps.sh)
 # shellcheck disable=SC2086
-apt-get install -y -q --no-install-recommends $missing </dev/null >/dev/null 2>&1 ||
-	{ apt-get update -q </dev/null >/dev/null 2>&1 &&
-		apt-get install -y -q --no-install-recommends $missing </dev/null >/dev/null 2>&1; } ||
+sh "$(dirname "$0")/../../scripts/deps.sh" install $missing </dev/null >/dev/null 2>&1 ||
 	{ echo "# deps: apt-get install$missing failed" >&2; exit 1; }
