@@ -46,11 +46,12 @@ pkgs_build() {
 
 # `make check`: clang for the sanitizer build and libFuzzer (libclang-rt-N-dev,
 # N being the version Debian's clang depends on: 14 on Debian 12, 19 on 13);
-# debootstrap for the criu, container and zdtm roots (test/criu/roots.sh);
-# groff and mandoc for the man page checks (test/e2e/cases/cli.sh); the
-# kernel matrix's qemu, busybox and cpio.
+# debootstrap for the criu, container and zdtm roots (test/criu/roots.sh),
+# xz-utils for zdtm's source tarball (test/criu/zdtm.sh); groff and mandoc
+# for the man page checks (test/e2e/cases/cli.sh); file for the cross
+# build's check (test/cross.sh); the kernel matrix's qemu, busybox and cpio.
 pkgs_check() {
-	echo clang debootstrap groff-base mandoc
+	echo clang debootstrap xz-utils groff-base mandoc file
 	apt-cache show clang 2>/dev/null |
 		sed -n 's/^Depends:.*clang-\([0-9][0-9]*\).*/libclang-rt-\1-dev/p' | head -n1
 	bash "$(dirname "$0")/../test/qemu/deps.sh" --list
