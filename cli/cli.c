@@ -103,6 +103,7 @@ struct cli {
 	pid_t pid, image_pid;
 	const char *dir, *in, *out, *arg;
 	bool json, strict;
+	bool quiet;		/* -q: errors only, no summary line, no progress */
 	struct ptimer_restore_opts ropt;
 	struct ptimer_tid_map map[64];
 };
@@ -405,6 +406,7 @@ static int parse_opt(struct cli *c, int opt, char *arg)
 		break;
 	case 'q':
 		ptimer_verbosity = PTIMER_LOG_ERROR;
+		c->quiet = true;
 		break;
 	}
 	return 0;
@@ -522,6 +524,8 @@ static int cmd_dump(struct cli *c)
 		return bad_usage(c->cmd, "-D DIR is missing: where to write the image");
 	if (ptimer_dump(c->pid, c->dir, &o, &res, &err))
 		return fail(err.msg);
+	if (c->quiet)
+		return 0;
 	printf("dumped %u timers of process %d (pid %d in its namespace) to %s\n", res.n_timers, c->pid,
 	       res.vpid, res.path);
 	return 0;
@@ -578,11 +582,13 @@ static int cmd_restore(struct cli *c)
 	ret = find_image(c, path, sizeof(path));
 	if (ret)
 		return ret;
-	c->ropt.progress = show_progress;
+	c->ropt.progress = c->quiet ? NULL : show_progress;
 	c->ropt.progress_ctx = &tty;
 	c->ropt.progress_every_ns = tty ? PROGRESS_TTY_NS : 0;
 	if (ptimer_restore(c->pid, path, &c->ropt, &st, &err))
 		return fail(err.msg);
+	if (c->quiet)
+		return 0;
 	printf("restored %s into process %d: %s mode, %.3f ms (%.3f ms inside the process)\n", path, c->pid,
 	       st.mode == PTIMER_MODE_LINEAR ? "linear" : "exact-ID", (double)st.ns_total / 1e6,
 	       (double)st.ns_inject / 1e6);

@@ -237,17 +237,23 @@ int ptimer_slice_targets(const struct ptimer_task *t, const struct ptimer_image 
 	return 0;
 }
 
-/* auto: warn and go on (0); require: refuse (-e). */
+/* auto: warn and go on (0); require: refuse (-e).  A thread of the image
+ * with no counterpart in the target (host_tid 0) is named by its image tid. */
 static int slice_trouble(enum ptimer_rseq_slice mode, struct ptimer_slice_target *g, pid_t pid, int e,
 			 struct ptimer_err *err, const char *what)
 {
+	char who[64];
+
+	if (g->host_tid)
+		snprintf(who, sizeof(who), "thread %d (tid %d in the image)", g->host_tid, g->image_tid);
+	else
+		snprintf(who, sizeof(who), "tid %d of the image", g->image_tid);
 	if (mode == PTIMER_RSEQ_SLICE_REQUIRE)
-		return ptimer_errf(err, e, "process %d: thread %d (tid %d in the image) had the rseq "
-				   "time-slice extension enabled, but %s; --rseq-slice=require: nothing "
-				   "restored (use --rseq-slice=auto to restore without it)", pid, g->host_tid,
-				   g->image_tid, what);
-	ptimer_log(PTIMER_LOG_WARN, "process %d: thread %d (tid %d in the image) had the rseq time-slice "
-		   "extension enabled, but %s; restoring it without", pid, g->host_tid, g->image_tid, what);
+		return ptimer_errf(err, e, "process %d: %s had the rseq time-slice extension enabled, but "
+				   "%s; --rseq-slice=require: nothing restored (use --rseq-slice=auto to "
+				   "restore without it)", pid, who, what);
+	ptimer_log(PTIMER_LOG_WARN, "process %d: %s had the rseq time-slice extension enabled, but %s; "
+		   "restoring it without", pid, who, what);
 	g->skip = true;
 	return 0;
 }

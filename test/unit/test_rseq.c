@@ -251,6 +251,8 @@ static void test_restore(void)
 	ret = restore(&o, &v, &n, &err);
 	CHECK("restore: require, unmapped tid: -ESRCH naming --tid-map", ret == -ESRCH &&
 	      strstr(err.msg, "--tid-map 77=TID"), "ret %d: %s", ret, err.msg);
+	CHECK("restore: unmapped tid: named by its image tid, never 'thread 0'",
+	      strstr(err.msg, "tid 77 of the image") && !strstr(err.msg, "thread 0"), "%s", err.msg);
 	free(v);
 	image.threads[2].tid = 12;
 
