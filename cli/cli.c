@@ -40,7 +40,7 @@ enum { EXIT_FAILED = 1, EXIT_USAGE = 2 };
 enum { C_DUMP = 1, C_RESTORE = 2, C_SHOW = 4, C_ENCODE = 8, C_CHECK = 16 };
 
 enum { OPT_IMAGE_PID = 256, OPT_TID_MAP, OPT_MODE, OPT_ALLOW_WRAP, OPT_JSON, OPT_STRICT, OPT_VERIFY,
-       OPT_RSEQ_SLICE };
+       OPT_RSEQ_SLICE, OPT_FORCE_SIGNALS };
 
 struct opt_desc {
 	int val;		/* getopt_long's return: the short letter or OPT_* */
@@ -76,6 +76,11 @@ static const struct opt_desc opts[] = {
 	{ OPT_ALLOW_WRAP, "allow-wrap", NULL, C_RESTORE,
 	  "linear mode: reach IDs the kernel's counter has passed by wrapping through INT_MAX "
 	  "(about 2^31 create/delete pairs; the cost is stated first)" },
+	{ OPT_FORCE_SIGNALS, "force-signals", NULL, C_RESTORE,
+	  "restore even timers whose signal the target would not take: a glibc/musl SIGEV_THREAD "
+	  "timer (signal 32 to the libc's helper thread, its callback a pointer into the dumped "
+	  "process) going into another process, or an armed timer whose signal the receiving thread "
+	  "neither handles, ignores nor blocks (its first expiry would kill or stop the process)" },
 	{ OPT_VERIFY, "verify", NULL, C_RESTORE,
 	  "read /proc/PID/timers again after the restore and compare it with the image" },
 	{ OPT_RSEQ_SLICE, "rseq-slice", "auto|require|off", C_RESTORE,
@@ -396,6 +401,9 @@ static int parse_opt(struct cli *c, int opt, char *arg)
 		break;
 	case OPT_VERIFY:
 		c->ropt.verify = true;
+		break;
+	case OPT_FORCE_SIGNALS:
+		c->ropt.force_signals = true;
 		break;
 	case OPT_RSEQ_SLICE:
 		if (ptimer_slice_rseq_slice_parse(arg, &c->ropt.rseq_slice))

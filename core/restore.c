@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "lib/cmp.h"
+#include "lib/procfs.h"
 #include "restorer/host/inject.h"
 
 #define LINEAR_BUDGET		(1u << 16)	/* pairs per blob run: ~0.2 s here */
@@ -35,6 +37,114 @@ static pid_t map_tid(const struct ptimer_task *t, const struct ptimer_image *img
 		     const struct ptimer_restore_opts *o, pid_t tid)
 {
 	return ptimer_map_tid(t, img->pid, o ? o->tid_map : NULL, o ? o->n_tid_map : 0, tid);
+}
+
+/* glibc's and musl's SIGTIMER: the signal their SIGEV_THREAD helper waits for */
+#define LIBC_SIGTIMER	32
+
+/*
+ * A libc SIGEV_THREAD timer going into another process.  glibc and musl
+ * implement SIGEV_THREAD as SIGEV_THREAD_ID with signal 32 to a helper
+ * thread of theirs, sival pointing at their own record of the callback
+ * (glibc sysdeps/unix/sysv/linux/timer_create.c, musl src/time/
+ * timer_create.c): in another process that pointer means nothing, and the
+ * helper is another thread.  The same process (same pid, the helper still
+ * there under its tid, no --tid-map for it) is fine.
+ */
+static int libc_sigev_thread(const struct ptimer_task *t, const struct ptimer_image *img,
+			     const struct ptimer_restore_opts *o, const struct ptimer_timer *tm,
+			     struct ptimer_err *err)
+{
+	bool same = img->pid == t->vpid && ptimer_task_host_tid(t, tm->notify_tid);
+
+	if (img->criu_mode != PTIMER_CRIU_NONE || (o && o->force_signals) ||
+	    !(tm->sigev_notify & PTIMER_SIGEV_THREAD_ID) || tm->signo != LIBC_SIGTIMER)
+		return 0;
+	for (int i = 0; o && i < o->n_tid_map; i++)
+		same = same && o->tid_map[i].from != tm->notify_tid;
+	if (same)
+		return 0;
+	return ptimer_errf(err, EXDEV, "timer %d is a SIGEV_THREAD timer of glibc or musl (signal %d to their "
+			   "helper thread %d, sival %#llx pointing into the dumped process's memory): its "
+			   "callback cannot move into process %d, whose helper thread and memory are others; "
+			   "restore it with criu, which brings the memory along, or pass --force-signals; "
+			   "nothing restored", tm->timer_id, tm->signo, tm->notify_tid,
+			   (unsigned long long)tm->sival, t->pid);
+}
+
+/* A signal mask line of /proc/PID[/task/TID]/status ("SigBlk", ...); 0 when unreadable. */
+static uint64_t status_mask(pid_t pid, pid_t tid, const char *key)
+{
+	char buf[32];
+
+	return ptimer_proc_status(pid, tid, key, buf, sizeof(buf)) ? 0 : strtoull(buf, NULL, 16);
+}
+
+/* What a signal nobody takes does to the process (signal(7) "Standard signals"). */
+static const char *default_action(int sig)
+{
+	switch (sig) {
+	case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
+		return NULL;	/* ignored */
+	case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+		return "stop";
+	case SIGQUIT: case SIGILL: case SIGABRT: case SIGFPE: case SIGSEGV: case SIGBUS:
+	case SIGSYS: case SIGTRAP: case SIGXCPU: case SIGXFSZ:
+		return "kill, with a core dump,";
+	default:
+		return "kill";	/* the rest, real-time signals too */
+	}
+}
+
+/*
+ * Standalone: will the target take each timer's signal?  The receiving
+ * thread (SIGEV_THREAD_ID), or for a process-directed signal every thread,
+ * must block it, or the process must handle or ignore it, or its default
+ * must be to ignore it.  Else an armed timer is refused (its first expiry
+ * would kill or stop the process) and a disarmed one warned about.
+ */
+static int check_signals(const struct ptimer_task *t, const struct ptimer_image *img,
+			 const struct ptimer_restore_opts *o, const struct ptimer_timer *w, uint32_t n,
+			 struct ptimer_err *err)
+{
+	uint64_t taken, all_block = ~0ull;
+
+	if (img->criu_mode != PTIMER_CRIU_NONE || (o && o->force_signals))
+		return 0;
+	taken = status_mask(t->pid, 0, "SigCgt") | status_mask(t->pid, 0, "SigIgn");
+	for (int i = 0; i < t->n_threads; i++)	/* a zombie leader takes no signal */
+		if (!ptimer_thread_exiting(t->pid, t->tids[i]))
+			all_block &= status_mask(t->pid, t->tids[i], "SigBlk");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ptimer_timer *tm = &w[i];
+		bool thread = tm->sigev_notify & PTIMER_SIGEV_THREAD_ID;
+		pid_t tid = thread ? ptimer_task_host_tid(t, tm->notify_tid) : 0;
+		uint64_t bit, blocked;
+		const char *act;
+
+		if ((tm->sigev_notify & ~PTIMER_SIGEV_THREAD_ID) != PTIMER_SIGEV_SIGNAL ||
+		    tm->signo < 1 || tm->signo > 64)
+			continue;
+		bit = 1ull << (tm->signo - 1);
+		blocked = thread ? status_mask(t->pid, tid, "SigBlk") : all_block;
+		act = default_action(tm->signo);
+		if ((taken & bit) || (blocked & bit) || !act)
+			continue;
+		if (!tm->it_value.sec && !tm->it_value.nsec) {
+			ptimer_log(PTIMER_LOG_WARN, "process %d: timer %d sends signal %d (%s) to %s%d, which "
+				   "neither handles, ignores nor blocks it: armed, its first expiry would %s "
+				   "the process", t->pid, tm->timer_id, tm->signo, strsignal(tm->signo),
+				   thread ? "thread " : "process ", thread ? tid : t->pid, act);
+			continue;
+		}
+		return ptimer_errf(err, EXDEV, "timer %d sends signal %d (%s) to %s%d, which neither handles, "
+				   "ignores nor blocks it: its first expiry would %s process %d; restore into "
+				   "a process that takes it (or map it with --tid-map to a thread that does), "
+				   "or pass --force-signals; nothing restored", tm->timer_id, tm->signo,
+				   strsignal(tm->signo), thread ? "thread " : "process ", thread ? tid : t->pid,
+				   act, t->pid);
+	}
+	return 0;
 }
 
 /* The image's timers as the target must get them, sorted by ID. */
@@ -76,6 +186,12 @@ static int map_timers(const struct ptimer_task *t, const struct ptimer_image *im
 		if (!(tm->sigev_notify & PTIMER_SIGEV_THREAD_ID)) {
 			tm->notify_tid = t->vpid;
 			continue;
+		}
+		int ret = libc_sigev_thread(t, img, o, tm, err);
+
+		if (ret) {
+			free(w);
+			return ret;
 		}
 		pid_t to = map_tid(t, img, o, tm->notify_tid);
 
@@ -530,8 +646,12 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 	if (st)
 		memset(st, 0, sizeof(*st));
 	ret = map_timers(t, img, o, &r.w, err);
-	if (ret)
+	if (!ret)
+		ret = check_signals(t, img, o, r.w, r.n, err);
+	if (ret) {
+		free(r.w);
 		return ret;
+	}
 	ret = read_occupied(t, r.w, r.n, &r.occ, &r.n_occ, err);
 	if (!ret)
 		ret = slice_begin(t, img, o, &sv, &n_sv, err);

@@ -44,6 +44,8 @@ struct ptimer_restore_opts {
 	bool verify;			/* re-read /proc/PID/timers afterwards and
 					   compare (costs O(n^2) in the kernel) */
 	enum ptimer_rseq_slice rseq_slice;
+	bool force_signals;		/* standalone: restore timers whose signal the
+					   target would not take (see ptimer_restore_task) */
 };
 
 struct ptimer_restore_stats {
@@ -74,6 +76,15 @@ struct ptimer_restore_stats {
  *  -EPERM   an alarm clock without CAP_WAKE_ALARM in the target
  *  -EAGAIN  RLIMIT_SIGPENDING of the target is exhausted
  *  -EINVAL  the kernel refused a timer's clock or notification
+ *  -EXDEV   standalone (img->criu_mode NONE) and no o->force_signals:
+ *           a glibc/musl SIGEV_THREAD timer (signal 32, SIGTIMER, to the
+ *           libc's helper thread, sival a pointer into the dumped
+ *           process's memory) going into another process; or an armed
+ *           timer whose signal the receiving thread neither handles,
+ *           ignores nor blocks, so that its first expiry would take the
+ *           signal's default action (a disarmed one is a warning).  The
+ *           masks come from /proc/PID/task/TID/status (SigBlk, SigIgn,
+ *           SigCgt: fs/proc/array.c)
  *  -EIO     the in-target code could not be run (restorer/host/inject.c)
  *  -ENOMEM  out of memory
  *  and the -errno of the rseq slice steps (ptimer_slice_prepare).

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sigev_thread: a program with glibc SIGEV_THREAD timers, for the e2e case
+ * sigev-thread.
+ *
+ *   sigev_thread timers|none|usr2|usr2-blocked DIR
+ *     timers: one periodic SIGEV_THREAD timer (every 10 ms) whose callback
+ *     counts; glibc runs the callback from its helper thread, which the
+ *     kernel sees as SIGEV_THREAD_ID + signal 32.  none: the same program
+ *     with no timers (a restore target).  usr2: a target that neither
+ *     handles nor blocks SIGUSR2; usr2-blocked: one whose threads block it.
+ * Writes DIR/ready once set up (for timers: after the callback ran), and on
+ * SIGUSR1 writes DIR/count with the callbacks run so far.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile int calls;
+static volatile sig_atomic_t asked;
+static const char *dir;
+
+static void callback(union sigval v)
+{
+	__atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+}
+
+static void on_usr1(int sig)
+{
+	asked = 1;
+}
+
+static void put(const char *name, int value)
+{
+	char path[4096], tmp[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f || fprintf(f, "%d\n", value) < 0 || fclose(f) || rename(tmp, path)) {
+		fprintf(stderr, "sigev_thread: cannot write %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
+static void *idle(void *arg)
+{
+	for (;;)
+		pause();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	const char *mode = argc == 3 ? argv[1] : "";
+	pthread_t th;
+
+	if (strcmp(mode, "timers") && strcmp(mode, "none") && strcmp(mode, "usr2") &&
+	    strcmp(mode, "usr2-blocked")) {
+		fprintf(stderr, "usage: sigev_thread timers|none|usr2|usr2-blocked DIR\n");
+		return 2;
+	}
+	dir = argv[2];
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	if (!strcmp(mode, "usr2-blocked")) {
+		sigset_t s;
+
+		sigemptyset(&s);
+		sigaddset(&s, SIGUSR2);
+		pthread_sigmask(SIG_BLOCK, &s, NULL);	/* inherited by the second thread */
+	}
+	if (pthread_create(&th, NULL, idle, NULL)) {
+		fprintf(stderr, "sigev_thread: pthread_create failed\n");
+		return 1;
+	}
+	if (!strcmp(mode, "timers")) {
+		struct sigevent sev = { .sigev_notify = SIGEV_THREAD, .sigev_notify_function = callback };
+		struct itimerspec its = { .it_value = { 0, 10000000 }, .it_interval = { 0, 10000000 } };
+		timer_t t;
+
+		if (timer_create(CLOCK_MONOTONIC, &sev, &t) || timer_settime(t, 0, &its, NULL)) {
+			fprintf(stderr, "sigev_thread: timer_create/settime: %s\n", strerror(errno));
+			return 1;
+		}
+		while (__atomic_load_n(&calls, __ATOMIC_RELAXED) < 3)
+			usleep(1000);
+	}
+	put("ready", 1);
+	for (;;) {
+		pause();
+		if (asked) {
+			asked = 0;
+			put("count", __atomic_load_n(&calls, __ATOMIC_RELAXED));
+		}
+	}
+}
