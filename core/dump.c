@@ -8,14 +8,12 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <linux/ptrace.h>	/* struct ptrace_peeksiginfo_args, PTRACE_PEEKSIGINFO_SHARED */
-
 #include "core/dump.h"
 #include "core/log.h"
+#include "core/pending.h"
 #include "core/proc_timers.h"
 #include "core/procwatch.h"
 #include "core/rseq.h"
@@ -90,7 +88,6 @@ static int translate_notify(struct ptimer_task *t, struct ptimer_timer *tm, bool
 	return 0;
 }
 
-#define PEEK_BATCH	32	/* siginfos a PTRACE_PEEKSIGINFO call */
 
 static struct ptimer_timer *timer_by_id(struct ptimer_timer *timers, uint32_t n, int32_t id)
 {
@@ -108,37 +105,32 @@ static struct ptimer_timer *timer_by_id(struct ptimer_timer *timers, uint32_t n,
 static int peek_queue(const struct ptimer_task *t, pid_t tid, bool shared, struct ptimer_timer *timers, uint32_t n,
 		      struct ptimer_err *err)
 {
-	struct ptrace_peeksiginfo_args a = { .off = 0, .flags = shared ? PTRACE_PEEKSIGINFO_SHARED : 0,
-					     .nr = PEEK_BATCH };
-	siginfo_t si[PEEK_BATCH];
+	siginfo_t *si;
+	size_t got;
+	int ret = ptimer_sigqueue_peek(tid, shared, &si, &got);
 
-	for (;;) {
-		long got = ptrace(PTRACE_PEEKSIGINFO, tid, &a, si);
+	/* an exited leader (a zombie, not in a ptrace stop: ESRCH) has no
+	 * queue of its own left; its process's queue is read through a live
+	 * thread */
+	if (ret == -ESRCH && !shared && tid != ptimer_task_runner(t))
+		return 0;
+	if (ret)
+		return ptimer_errf(err, -ret, "reading the %s signal queue of thread %d "
+				   "(PTRACE_PEEKSIGINFO): %s", shared ? "shared" : "private", tid,
+				   strerror(-ret));
+	for (size_t i = 0; i < got; i++) {
+		struct ptimer_timer *tm;
 
-		/* an exited leader (a zombie, not in a ptrace stop: ESRCH) has no
-		 * queue of its own left; its process's queue is read through
-		 * a live thread */
-		if (got < 0 && errno == ESRCH && !shared && tid != ptimer_task_runner(t))
-			return 0;
-		if (got < 0)
-			return ptimer_errf(err, errno, "reading the %s signal queue of thread %d "
-					   "(PTRACE_PEEKSIGINFO): %s", shared ? "shared" : "private", tid,
-					   strerror(errno));
-		for (long i = 0; i < got; i++) {
-			struct ptimer_timer *tm;
-
-			if (si[i].si_code != SI_TIMER)
-				continue;
-			tm = timer_by_id(timers, n, si[i].si_timerid);
-			if (tm && tm->signo == si[i].si_signo) {
-				tm->pending = 1;
-				tm->pending_overrun = si[i].si_overrun > 0 ? si[i].si_overrun : 0;
-			}
+		if (si[i].si_code != SI_TIMER)
+			continue;
+		tm = timer_by_id(timers, n, si[i].si_timerid);
+		if (tm && tm->signo == si[i].si_signo) {
+			tm->pending = 1;
+			tm->pending_overrun = si[i].si_overrun > 0 ? si[i].si_overrun : 0;
 		}
-		if (got < PEEK_BATCH)
-			return 0;
-		a.off += (uint64_t)got;
 	}
+	free(si);
+	return 0;
 }
 
 /*

@@ -66,6 +66,7 @@
 
 #include "core/dump.h"
 #include "core/log.h"
+#include "core/pending.h"
 #include "core/proc_timers.h"
 #include "core/restore.h"
 #include "core/rseq.h"
@@ -545,10 +546,12 @@ static int ptimer_plugin_resume_late(int pid)
 		 * slice extension is ptimer's to restore.
 		 */
 		ret = 0;
-		if (slice_to_restore(&img)) {
+		if (slice_to_restore(&img) || ptimer_image_pending(&img)) {
 			ret = ptimer_task_adopt(&t, pid, &err);
 			if (!ret) {
 				ret = ptimer_restore_slice_task(&t, &img, &o, &err);
+				if (!ret)
+					ret = ptimer_criu_pending(&t, &img, &err);
 				ptimer_task_release(&t);
 			}
 		}
@@ -567,10 +570,14 @@ static int ptimer_plugin_resume_late(int pid)
 			if (!ret)
 				ret = ptimer_restore_slice_task(&t, &img, &o, &err);
 			if (!ret)
+				ret = ptimer_criu_pending(&t, &img, &err);
+			if (!ret)
 				ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): the %u timers criu restored match "
 					   "the image", pid, vpid, img.n_timers);
 		} else {
 			ret = ptimer_restore_task(&t, &img, &o, &st, &err);
+			if (!ret)
+				ret = ptimer_criu_pending(&t, &img, &err);
 			if (!ret)
 				ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): %u POSIX timers restored, %s "
 					   "mode, %.3f ms", pid, vpid, img.n_timers,

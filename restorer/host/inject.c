@@ -942,6 +942,30 @@ int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct p
 	return vm_read(b, args, a, sizeof(*a), err);
 }
 
+uint64_t ptimer_blob_data(const struct ptimer_blob *b, size_t *len)
+{
+	*len = (size_t)(b->occupied - b->timers);
+	return b->timers;
+}
+
+int ptimer_blob_data_rw(struct ptimer_blob *b, size_t off, void *buf, size_t len, bool write,
+			struct ptimer_err *err)
+{
+	size_t room;
+	uint64_t at = ptimer_blob_data(b, &room);
+
+	if (off > room || len > room - off)
+		return ptimer_errf(err, E2BIG, "internal: %zu bytes at %zu do not fit the %zu of the data area",
+				   len, off, room);
+	return vm_copy(b, at + off, buf, len, write, err);
+}
+
+int ptimer_blob_syscall(struct ptimer_blob *b, int nr, const unsigned long args[6], long *ret,
+			struct ptimer_err *err)
+{
+	return remote_syscall(b, nr, ret, args[0], args[1], args[2], args[3], args[4], args[5], err);
+}
+
 int ptimer_blob_fetch(struct ptimer_blob *b, struct ptimer_timer *timers, struct ptimer_err *err)
 {
 	return vm_read(b, b->timers, timers, (size_t)b->n_timers * sizeof(*timers), err);

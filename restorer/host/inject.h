@@ -74,6 +74,27 @@ int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct p
  */
 int ptimer_blob_sweep(pid_t tid, struct ptimer_err *err);
 
+/*
+ * ptimer_blob_data - the target address of the blob's timers area, free
+ * for a caller's data between runs: *len bytes (open's n_timers *
+ * sizeof(struct ptimer_timer), page-rounded).  ptimer_blob_data_rw copies
+ * buf[len] to (write) or from the area at byte off: 0, -E2BIG (past its
+ * end), -ESRCH (gone) or the -errno of process_vm_readv/writev.
+ */
+uint64_t ptimer_blob_data(const struct ptimer_blob *b, size_t *len);
+int ptimer_blob_data_rw(struct ptimer_blob *b, size_t off, void *buf, size_t len, bool write,
+			struct ptimer_err *err);
+
+/*
+ * ptimer_blob_syscall - one system call nr(args[0..5]) in the blob's
+ * thread, through the syscall stub; pointers in args may point into
+ * ptimer_blob_data.  The thread's registers and signal mask are put back
+ * afterwards.  *ret: the kernel's answer (a -errno there is the syscall's
+ * own).  Returns 0, or -errno when it could not be run (err set).
+ */
+int ptimer_blob_syscall(struct ptimer_blob *b, int nr, const unsigned long args[6], long *ret,
+			struct ptimer_err *err);
+
 /* ptimer_blob_fetch - read timers[n_timers] back from the target. */
 int ptimer_blob_fetch(struct ptimer_blob *b, struct ptimer_timer *timers, struct ptimer_err *err);
 

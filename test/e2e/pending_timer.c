@@ -2,18 +2,29 @@
 /*
  * pending_timer ROLE DIR - timers whose signal is queued and not delivered
  * (blocked), for test/e2e/cases/pending_expiry.sh.
- *   setup: block SIGRTMIN and SIGUSR1; a one-shot timer (SIGRTMIN, 1 ms)
- *     and a periodic one (SIGUSR1, every 2 ms) both expire while blocked, a
- *     third (SIGRTMIN, 1000 s) does not; writes their IDs to DIR/ids
- *     ("ONESHOT PERIODIC LATER"), waits to be dumped.
+ *   setup: block SIGRTMIN..SIGRTMIN+2; a one-shot timer (SIGRTMIN,
+ *     1 ms), a periodic one (SIGRTMIN+1, first after 2 ms, then every
+ *     100 ms) and a periodic one aimed at the main thread (SIGEV_THREAD_ID,
+ *     SIGRTMIN+2, the same times: its signal waits in the thread's own
+ *     queue) expire while blocked, a fourth (SIGRTMIN, 1000 s) does not;
+ *     a SIGRTMIN+1 sent with sigqueue() (sival 7) waits before the
+ *     periodic timer's.  Writes the IDs to DIR/ids ("ONESHOT PERIODIC
+ *     LATER THREAD"), waits to be dumped.  The kernel then holds one signal
+ *     of each expired timer, its own (a periodic timer's later expiries are
+ *     overruns).
  *   target: the same signals blocked, no timers; after DIR/restored
- *     appears, takes the queued signals for 300 ms and prints one line per
- *     check: the one-shot's expiry exactly once, the periodic one's at
- *     least once, nothing of the later one.
+ *     appears, waits 250 ms (past the periodic timer's interval), takes
+ *     what is queued without waiting, then takes signals for 300 ms, and
+ *     prints one line per check: the one-shot's expiry exactly once, the
+ *     periodic ones' queued exactly once each as at the dump (a second
+ *     would be a copy beside the timer's own) and delivered again after
+ *     (its own signal rearmed it), nothing of the later one; in the criu
+ *     role also the sigqueue() signal exactly once.
  *   criu: setup, then the target's checks in this same process once
- *     DIR/restored appears (criu dumps and restores it; criu queues the
- *     pending signals again itself, the plugin must not add its own), the
- *     lines to DIR/criu.result, then DIR/criu.done.
+ *     DIR/restored appears (criu dumps and restores it and queues the
+ *     pending signals again as plain copies; the plugin puts the timers'
+ *     own in their place), the lines to DIR/criu.result, then
+ *     DIR/criu.done.
  * Each writes DIR/ROLE.pid, then DIR/ROLE.ready.
  */
 #include <signal.h>
@@ -22,12 +33,18 @@
 #include <time.h>
 #include <unistd.h>
 
-static int make_timer(int signo, long ns, long interval_ns, timer_t *tm)
+#ifndef sigev_notify_thread_id	/* glibc before 2.35 names it only this way */
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+/* tid: 0 for a process-directed signal, else SIGEV_THREAD_ID at that thread */
+static int make_timer(int signo, long ns, long interval_ns, pid_t tid, timer_t *tm)
 {
-	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = signo };
+	struct sigevent ev = { .sigev_notify = tid ? SIGEV_THREAD_ID : SIGEV_SIGNAL, .sigev_signo = signo };
 	struct itimerspec its = { .it_value = { ns / 1000000000, ns % 1000000000 },
 				  .it_interval = { 0, interval_ns } };
 
+	ev.sigev_notify_thread_id = tid;
 	return timer_create(CLOCK_MONOTONIC, &ev, tm) || timer_settime(*tm, 0, &its, NULL);
 }
 
@@ -47,7 +64,8 @@ static void mark(const char *dir, const char *role, const char *what)
 
 int main(int argc, char **argv)
 {
-	int ids[3] = { -1, -1, -1 }, once = 0, periodic = 0, later = 0;
+	int ids[4] = { -1, -1, -1, -1 }, once = 0, queued = 0, periodic = 0, later = 0;
+	int t_queued = 0, t_periodic = 0, kept = 0;
 	struct timespec end, now, step = { 0, 10000000 };
 	char path[4096];
 	sigset_t set;
@@ -59,13 +77,20 @@ int main(int argc, char **argv)
 	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGRTMIN);
-	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGRTMIN + 1);
+	sigaddset(&set, SIGRTMIN + 2);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	if (strcmp(argv[1], "target")) {
-		timer_t a, b, c;
+		timer_t a, b, c, d;
 
-		if (make_timer(SIGRTMIN, 1000000, 0, &a) || make_timer(SIGUSR1, 2000000, 2000000, &b) ||
-		    make_timer(SIGRTMIN, 1000000000000L, 0, &c)) {
+		if (sigqueue(getpid(), SIGRTMIN + 1, (union sigval){ .sival_int = 7 })) {
+			perror("pending_timer: sigqueue");
+			return 2;
+		}
+		if (make_timer(SIGRTMIN, 1000000, 0, 0, &a) ||
+		    make_timer(SIGRTMIN + 1, 2000000, 100000000, 0, &b) ||
+		    make_timer(SIGRTMIN, 1000000000000L, 0, 0, &c) ||
+		    make_timer(SIGRTMIN + 2, 2000000, 100000000, getpid(), &d)) {
 			perror("pending_timer: timer_create");
 			return 2;
 		}
@@ -74,7 +99,7 @@ int main(int argc, char **argv)
 		f = fopen(path, "w");
 		if (!f)
 			return 2;
-		fprintf(f, "%d %d %d\n", (int)(long)a, (int)(long)b, (int)(long)c);
+		fprintf(f, "%d %d %d %d\n", (int)(long)a, (int)(long)b, (int)(long)c, (int)(long)d);
 		fclose(f);
 		mark(argv[2], argv[1], "pid");
 		mark(argv[2], argv[1], "ready");
@@ -90,9 +115,24 @@ int main(int argc, char **argv)
 		nanosleep(&step, NULL);
 	snprintf(path, sizeof(path), "%s/ids", argv[2]);
 	f = fopen(path, "r");
-	if (!f || fscanf(f, "%d %d %d", &ids[0], &ids[1], &ids[2]) != 3)
+	if (!f || fscanf(f, "%d %d %d %d", &ids[0], &ids[1], &ids[2], &ids[3]) != 4)
 		return 2;
 	fclose(f);
+	/* what is queued once the periodic timer had time to expire again */
+	nanosleep(&(struct timespec){ 0, 250000000 }, NULL);
+	for (;;) {
+		siginfo_t si;
+
+		if (sigtimedwait(&set, &si, &(struct timespec){ 0, 0 }) < 0)
+			break;
+		kept += si.si_code == SI_QUEUE && si.si_signo == SIGRTMIN + 1 && si.si_value.sival_int == 7;
+		if (si.si_code != SI_TIMER)
+			continue;
+		once += si.si_timerid == ids[0] && si.si_signo == SIGRTMIN;
+		queued += si.si_timerid == ids[1] && si.si_signo == SIGRTMIN + 1;
+		later += si.si_timerid == ids[2];
+		t_queued += si.si_timerid == ids[3] && si.si_signo == SIGRTMIN + 2;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	end.tv_nsec += 300000000;
 	if (end.tv_nsec >= 1000000000) {
@@ -115,7 +155,8 @@ int main(int argc, char **argv)
 		if (si.si_code != SI_TIMER)
 			continue;
 		once += si.si_timerid == ids[0] && si.si_signo == SIGRTMIN;
-		periodic += si.si_timerid == ids[1] && si.si_signo == SIGUSR1;
+		periodic += si.si_timerid == ids[1] && si.si_signo == SIGRTMIN + 1;
+		t_periodic += si.si_timerid == ids[3] && si.si_signo == SIGRTMIN + 2;
 		later += si.si_timerid == ids[2];
 	}
 	if (!strcmp(argv[1], "criu")) {
@@ -125,12 +166,22 @@ int main(int argc, char **argv)
 	}
 	printf("%s pending-expiry/one-shot-delivered-once: %d times (timer %d)\n", once == 1 ? "PASS" : "FAIL",
 	       once, ids[0]);
-	printf("%s pending-expiry/periodic-delivered: %d times (timer %d)\n", periodic >= 1 ? "PASS" : "FAIL",
-	       periodic, ids[1]);
+	printf("%s pending-expiry/periodic-queued-once: %d queued (timer %d, as at the dump: its own)\n",
+	       queued == 1 ? "PASS" : "FAIL", queued, ids[1]);
+	printf("%s pending-expiry/periodic-rearmed: %d times in 300 ms after that (timer %d)\n",
+	       periodic >= 1 ? "PASS" : "FAIL", periodic, ids[1]);
 	printf("%s pending-expiry/unexpired-not-delivered: %d times (timer %d)\n", later == 0 ? "PASS" : "FAIL",
 	       later, ids[2]);
+	printf("%s pending-expiry/thread-queued-once: %d queued (timer %d, SIGEV_THREAD_ID)\n",
+	       t_queued == 1 ? "PASS" : "FAIL", t_queued, ids[3]);
+	printf("%s pending-expiry/thread-rearmed: %d times in 300 ms after that (timer %d)\n",
+	       t_periodic >= 1 ? "PASS" : "FAIL", t_periodic, ids[3]);
+	if (!strcmp(argv[1], "criu"))
+		printf("%s pending-expiry/sigqueue-signal-kept: %d times (SIGRTMIN+1 from sigqueue(), sival 7)\n",
+		       kept == 1 ? "PASS" : "FAIL", kept);
 	fflush(stdout);
 	if (!strcmp(argv[1], "criu"))
 		mark(argv[2], "criu", "done");
-	return once == 1 && periodic >= 1 && !later ? 0 : 1;
+	return once == 1 && queued == 1 && periodic >= 1 && !later && t_queued == 1 && t_periodic >= 1 &&
+	       (strcmp(argv[1], "criu") || kept == 1) ? 0 : 1;
 }

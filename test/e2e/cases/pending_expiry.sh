@@ -27,7 +27,7 @@ if ! wait_ready "$dir" setup "$sjob" 30 || ! wait_ready "$dir" target "$tjob" 30
 fi
 sp=$(cat "$dir/setup.pid")
 tp=$(cat "$dir/target.pid")
-read -r once periodic later <"$dir/ids"
+read -r once periodic later thread <"$dir/ids"
 grep -E '^Sig(Pnd|Blk)|^ShdPnd' "/proc/$sp/status" >"$dir/status.before"
 ptimer_run "$dir/dump.out" 30 dump -t "$sp" -D "$dir/img"
 check "$n/dump" "exit $PT_RC: $(oneline "$dir/dump.out.err")" [ "$PT_RC" -eq 0 ]
@@ -35,11 +35,11 @@ grep -E '^Sig(Pnd|Blk)|^ShdPnd' "/proc/$sp/status" >"$dir/status.after"
 check "$n/source-keeps-its-signals" "$(oneline "$dir/status.before") -> $(oneline "$dir/status.after")" \
 	cmp -s "$dir/status.before" "$dir/status.after"
 ptimer_run "$dir/show.txt" 30 show "$dir/img"
-check "$n/show-prints-pending" "$(oneline "$dir/show.txt")" [ "$(grep -c 'pending expiry' "$dir/show.txt")" -eq 2 ]
+check "$n/show-prints-pending" "$(oneline "$dir/show.txt")" [ "$(grep -c 'pending expiry' "$dir/show.txt")" -eq 3 ]
 ptimer_run "$dir/show.json" 30 show "$dir/img" --json
 pend=$(awk '/"id" *:/ { gsub(/[^0-9]/, ""); id = $0 } /"pending" *: *1/ { print id }' "$dir/show.json" |
 	sort -n | tr '\n' ' ')
-want=$(printf '%s\n' "$once" "$periodic" | sort -n | tr '\n' ' ')
+want=$(printf '%s\n' "$once" "$periodic" "$thread" | sort -n | tr '\n' ' ')
 check "$n/json-pending-ids" "pending ids '$pend', want '$want'" [ "$pend" = "$want" ]
 ptimer_run "$dir/enc.img" 30 encode -i "$dir/show.json" -o "$dir/enc.img"
 check "$n/encode-takes-it" "exit $PT_RC: $(oneline "$dir/enc.img.err")" [ "$PT_RC" -eq 0 ]
@@ -55,6 +55,6 @@ grep -E '^(PASS|FAIL|SKIP) ' "$dir/target.out"
 f=$(grep -c '^FAIL ' "$dir/target.out")
 H_FAIL=$((H_FAIL + f))
 H_PASS=$((H_PASS + $(grep -c '^PASS ' "$dir/target.out")))
-[ "$(grep -c '^PASS ' "$dir/target.out")" -eq 3 ] || fail "$n/target-lines" "$(oneline "$dir/target.out")"
+[ "$(grep -c '^PASS ' "$dir/target.out")" -eq 6 ] || fail "$n/target-lines" "$(oneline "$dir/target.out")"
 reap "$sp" "$sjob"
 totals
