@@ -47,6 +47,31 @@ fi
 
 # ---- processes -----------------------------------------------------------------
 
+# start_ready DIR PROG ARGS...: PROG ARGS in the background (stdin /dev/null,
+# output in DIR/out), its pid in READY_PID (bg_add'ed); status 1 when
+# DIR/ready has not appeared within 10 s.
+READY_PID=0
+start_ready() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	"$@" >"$dir/out" 2>&1 </dev/null &
+	READY_PID=$!
+	bg_add "$READY_PID"
+	wait_until 100 test -e "$dir/ready"
+}
+
+# start_idle MODE DIR [timers|none|N]: test/e2e/idle_timers MODE DIR ...
+# (leader|exited), as start_ready; its pid in IDLE_PID.
+IDLE_PID=0
+start_idle() {
+	local rc
+	start_ready "$2" "$B/test/idle_timers" "$@"
+	rc=$?
+	IDLE_PID=$READY_PID
+	return "$rc"
+}
+
 # snapshot PID FILE-PREFIX: maps and timers of a process, for "untouched".
 snapshot() {
 	cat "/proc/$1/maps" >"$2.maps"

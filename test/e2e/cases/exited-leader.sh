@@ -17,20 +17,17 @@ TOP=$(cd "$(dirname "$0")/../../.." && pwd)
 IDLE=$B/test/idle_timers
 [ -x "$IDLE" ] || { fail exited-leader/setup "$IDLE is missing: run 'make tests'"; exit 1; }
 
-# start_idle MODE DIR [none]: pid in IDLE_PID, 0 when not ready.
-start_idle() {
-	mkdir -p "$2"
-	"$IDLE" "$1" "$2" ${3:-} >"$2/out" 2>&1 </dev/null &
-	IDLE_PID=$!
-	bg_add "$IDLE_PID"
-	wait_until 100 test -e "$2/ready" || { IDLE_PID=0; return 1; }
+# start_exited MODE DIR [none]: start_idle (test/e2e/lib.sh), and for
+# exited until the leader is a zombie; IDLE_PID 0 when not ready.
+start_exited() {
+	start_idle "$@" || { IDLE_PID=0; return 1; }
 	# the leader is a zombie once pthread_exit() is through
 	[ "$1" != exited ] || wait_until 100 grep -q '^State:.Z' "/proc/$IDLE_PID/status"
 }
 
 for what in timers none; do
 	d=$TMP/$what
-	start_idle exited "$d/src" "$what" || { fail "exited-leader/$what/setup" "$(oneline "$d/src/out")"; continue; }
+	start_exited exited "$d/src" "$what" || { fail "exited-leader/$what/setup" "$(oneline "$d/src/out")"; continue; }
 	src=$IDLE_PID
 	want=$(grep -c '^ID:' "/proc/$src/timers")
 	ptimer_run "$d/dump.out" 30 dump -t "$src" -D "$d"
@@ -39,7 +36,7 @@ for what in timers none; do
 	check "exited-leader/$what/dump-count" "dumped '${n:-?}' timers, the process has $want" test "${n:-x}" = "$want"
 	why=$(not_stopped "$src") || fail "exited-leader/$what/dump-not-stopped" "$why"
 
-	start_idle exited "$d/dst" none || { fail "exited-leader/$what/target" "$(oneline "$d/dst/out")"; continue; }
+	start_exited exited "$d/dst" none || { fail "exited-leader/$what/target" "$(oneline "$d/dst/out")"; continue; }
 	dst=$IDLE_PID
 	ptimer_run "$d/restore.out" 30 restore -t "$dst" -D "$d" --image-pid "$src" --verify
 	check "exited-leader/$what/restore" "exit $PT_RC: $(oneline "$d/restore.out.err")" test "$PT_RC" = 0

@@ -28,14 +28,6 @@ IDLE=$B/test/idle_timers
 KILLS=${PTIMER_KILLS:-20}
 [ -x "$IDLE" ] || { fail kill-ptimer/setup "$IDLE is missing: run 'make tests'"; exit 1; }
 
-start_idle() {
-	mkdir -p "$2"
-	"$IDLE" "$1" "$2" ${3:-} >"$2/out" 2>&1 </dev/null &
-	IDLE_PID=$!
-	bg_add "$IDLE_PID"
-	wait_until 100 test -e "$2/ready"
-}
-
 # ms_of CMD...: wall time of CMD in ms.
 ms_of() {
 	local t0 t1

@@ -15,22 +15,13 @@ TOP=$(cd "$(dirname "$0")/../../.." && pwd)
 IDLE=$B/test/idle_timers
 [ -x "$IDLE" ] || { fail quiet/setup "$IDLE is missing: run 'make tests'"; exit 1; }
 
-# start_idle DIR [timers|none]: pid in IDLE_PID, 0 when not ready
-start_idle() {
-	mkdir -p "$1"
-	"$IDLE" leader "$1" "${2:-timers}" >"$1/out" 2>&1 </dev/null &
-	IDLE_PID=$!
-	bg_add "$IDLE_PID"
-	wait_until 100 test -e "$1/ready" || { IDLE_PID=0; return 1; }
-}
-
 # silent NAME OUT: PASS when OUT and OUT.err are both empty
 silent() {
 	check "$1" "stdout '$(oneline "$2")', stderr '$(oneline "$2.err")'" test ! -s "$2" -a ! -s "$2.err"
 }
 
 d=$TMP/quiet
-start_idle "$d/src" || { fail quiet/setup "$(oneline "$d/src/out")"; exit 1; }
+start_idle leader "$d/src" || { fail quiet/setup "$(oneline "$d/src/out")"; exit 1; }
 src=$IDLE_PID
 ptimer_run "$d/dump.out" 30 dump -t "$src" -D "$d" -q
 check quiet/dump "exit $PT_RC: $(oneline "$d/dump.out.err")" test "$PT_RC" = 0
@@ -40,7 +31,7 @@ ptimer_run "$d/dump2.out" 30 dump -t "$src" -D "$d/src"
 check quiet/dump-without-q-summary "stdout: $(oneline "$d/dump2.out")" grep -q '^dumped 2 timers' "$d/dump2.out"
 
 # linear mode too (its progress line comes only after 3 s: not tested here)
-start_idle "$d/dst" none || { fail quiet/target "$(oneline "$d/dst/out")"; exit 1; }
+start_idle leader "$d/dst" none || { fail quiet/target "$(oneline "$d/dst/out")"; exit 1; }
 dst=$IDLE_PID
 ptimer_run "$d/restore.out" 30 restore -t "$dst" -D "$d" --image-pid "$src" --mode linear -q
 check quiet/restore "exit $PT_RC: $(oneline "$d/restore.out.err")" test "$PT_RC" = 0

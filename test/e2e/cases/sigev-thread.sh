@@ -25,13 +25,12 @@ TOP=$(cd "$(dirname "$0")/../../.." && pwd)
 ST=$B/test/sigev_thread
 [ -x "$ST" ] || { fail sigev-thread/setup "$ST is missing: run 'make tests'"; exit 1; }
 
-# start MODE DIR: sigev_thread MODE DIR in the background, pid in ST_PID (0: not ready)
+# start MODE DIR: sigev_thread MODE DIR (start_ready), its pid in ST_PID
 start() {
-	mkdir -p "$2"
-	"$ST" "$1" "$2" >"$2/out" 2>&1 </dev/null &
-	ST_PID=$!
-	bg_add "$ST_PID"
-	wait_until 100 test -e "$2/ready" || ST_PID=0
+	start_ready "$2" "$ST" "$1" "$2"
+	local rc=$?
+	ST_PID=$READY_PID
+	return "$rc"
 }
 
 # untouched NAME PID: no timers, not stopped, alive

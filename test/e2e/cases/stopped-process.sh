@@ -15,14 +15,6 @@ TOP=$(cd "$(dirname "$0")/../../.." && pwd)
 IDLE=$B/test/idle_timers
 [ -x "$IDLE" ] || { fail stopped/setup "$IDLE is missing: run 'make tests'"; exit 1; }
 
-start_idle() {
-	mkdir -p "$2"
-	"$IDLE" "$1" "$2" ${3:-} >"$2/out" 2>&1 </dev/null &
-	IDLE_PID=$!
-	bg_add "$IDLE_PID"
-	wait_until 100 test -e "$2/ready"
-}
-
 # all_stopped PID: every live thread in state T (group-stop), else prints which.
 all_stopped() {
 	local f s
