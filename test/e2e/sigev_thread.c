@@ -11,6 +11,10 @@
  *     handles nor blocks SIGUSR2; usr2-blocked: one whose threads block it.
  * Writes DIR/ready once set up (for timers: after the callback ran), and on
  * SIGUSR1 writes DIR/count with the callbacks run so far.
+ * Signals 32 and 33 (glibc's own) start at SIG_DFL, as in a program started
+ * from a shell: glibc's posix_spawn (make 4.3 runs its recipes with it)
+ * leaves them SIG_IGN in the child, and an ignored disposition survives
+ * exec, so under `make check` they would be inherited ignored.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,6 +73,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	dir = argv[2];
+	/* glibc's sigaction() refuses its internal signals: the raw call
+	 * (struct kernel_sigaction {handler, flags, restorer, mask}) */
+	for (int s = 32; s <= 33; s++) {
+		unsigned long dfl[4] = { 0 };	/* SIG_DFL, no flags, no restorer, empty mask */
+
+		syscall(SYS_rt_sigaction, s, dfl, NULL, 8);
+	}
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);
 	if (!strcmp(mode, "usr2-blocked")) {
