@@ -186,11 +186,11 @@ $(B)/test/test_rseq: $(B)/sim/test/unit/test_rseq.o $(SIM_OBJS) $(LIB_OBJS)
 # The plugin's settings file (plugin/conf.c needs no criu headers).
 $(B)/test/test_plugin_conf: test/unit/test_plugin_conf.c $(B)/plugin/conf.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 # The plugin's reading and editing of criu's core images (no criu needed).
 $(B)/test/test_criu_core $(B)/test/test_criu_timers: $(B)/test/test_%: test/unit/test_%.c $(B)/plugin/criu_core.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 # One source each: its .d file is $@.d.
 $(B)/test/test_%: test/unit/test_%.c $(LIB_OBJS) | $(PROTO_H)
 	@mkdir -p $(dir $@)
