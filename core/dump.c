@@ -14,6 +14,7 @@
 #include "core/dump.h"
 #include "core/log.h"
 #include "core/pending.h"
+#include "core/thread_clock.h"
 #include "core/proc_timers.h"
 #include "core/procwatch.h"
 #include "core/rseq.h"
@@ -167,6 +168,12 @@ static int read_pending(const struct ptimer_task *t, struct ptimer_timer *timers
 int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *timers, uint32_t n,
 			    struct ptimer_err *err)
 {
+	return ptimer_read_timer_state_in(t, ptimer_task_runner(t), timers, n, err);
+}
+
+int ptimer_read_timer_state_in(const struct ptimer_task *t, pid_t tid, struct ptimer_timer *timers, uint32_t n,
+			       struct ptimer_err *err)
+{
 	struct ptimer_blob_args a = { .op = PTIMER_OP_GETTIME, .n_timers = n };
 	struct ptimer_blob *b = NULL;
 	struct ptimer_timer *got;
@@ -175,7 +182,7 @@ int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *ti
 	got = calloc(n, sizeof(*got));
 	if (!got)
 		return ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
-	ret = ptimer_blob_open(&b, ptimer_task_runner(t), n, 0, err);
+	ret = ptimer_blob_open(&b, tid, n, 0, err);
 	if (ret)
 		goto out;
 	ret = ptimer_blob_load(b, timers, NULL, err);
@@ -224,6 +231,8 @@ static int dump_timers(struct ptimer_task *t, const struct ptimer_dump_opts *o, 
 		ret = ptimer_read_timer_state(t, timers, n, err);
 	if (!ret && n)
 		ret = read_pending(t, timers, n, err);
+	if (!ret && n)
+		ret = ptimer_find_clock_threads(t, timers, n, err);
 	for (uint32_t i = 0; i < n && !ret; i++) {
 		if (dead[i] || timers[i].sigev_notify == PTIMER_SIGEV_NONE) {
 			/* cannot fire (dead clock, exited thread): nothing to deliver */

@@ -42,6 +42,13 @@ int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *ti
 			    struct ptimer_err *err);
 
 /*
+ * ptimer_read_timer_state_in - the same, run in thread tid of t (a host
+ * tid, in a ptrace stop) instead of t's runner.
+ */
+int ptimer_read_timer_state_in(const struct ptimer_task *t, pid_t tid, struct ptimer_timer *timers, uint32_t n,
+			    struct ptimer_err *err);
+
+/*
  * ptimer_dump_task_given - ptimer_dump_task for timers someone else already
  * read while t was stopped (criu: its core image, see
  * ptimer_criu_core_timers): timers[n] complete, it_value/it_interval/

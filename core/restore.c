@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/restore.h"
@@ -182,6 +183,19 @@ static int map_timers(const struct ptimer_task *t, const struct ptimer_image *im
 						   "--tid-map %d=TID", id, from, t->pid, from);
 			}
 			tm->clock_id = (int32_t)(((uint32_t)~to << 3) | ((uint32_t)tm->clock_id & 7));
+		}
+		if (tm->clock_tid) {
+			pid_t to = map_tid(t, img, o, tm->clock_tid);
+
+			if (!to) {
+				int32_t id = tm->timer_id, tid = tm->clock_tid;
+
+				free(w);
+				return ptimer_errf(err, ESRCH, "timer %d measures the CPU time of thread %d of the "
+						   "dumped process (CLOCK_THREAD_CPUTIME_ID); process %d has no "
+						   "thread %d: pass --tid-map %d=TID", id, tid, t->pid, tid, tid);
+			}
+			tm->clock_tid = to;
 		}
 		if (!(tm->sigev_notify & PTIMER_SIGEV_THREAD_ID)) {
 			tm->notify_tid = t->vpid;
@@ -522,7 +536,114 @@ struct restore_run {
 	struct ptimer_blob *b;
 	struct ptimer_blob_args a;
 	uint64_t pairs;			/* linear plan: create/delete pairs */
+	uint32_t n_main;		/* w[0..n_main) are made in the runner, the
+					   rest in the thread whose CPU clock each
+					   measures (exact mode: place_clock_timers) */
 };
+
+/* The host thread a timer must be created in: the one whose CPU time it
+ * measures (clock_tid, own-namespace), else 0 (the runner will do). */
+static pid_t clock_host(const struct ptimer_task *t, const struct ptimer_timer *tm)
+{
+	pid_t h = tm->clock_tid ? ptimer_task_host_tid(t, tm->clock_tid) : 0;
+
+	return h == ptimer_task_runner(t) ? 0 : h;
+}
+
+static int cmp_clock_host(const void *a, const void *b, void *t)
+{
+	pid_t x = clock_host(t, a), y = clock_host(t, b);
+
+	if (x != y)
+		return x < y ? -1 : 1;
+	return ptimer_timer_cmp_id(a, b);
+}
+
+/*
+ * Exact mode: the timers on the calling thread's CPU clock that measure
+ * another thread than the runner go last, grouped by that thread
+ * (n_main: how many the runner makes).  Linear mode can make them only in
+ * the runner (the ID counter is walked there): each says so.
+ */
+static void place_clock_timers(struct restore_run *r)
+{
+	r->n_main = r->n;
+	for (uint32_t i = 0; i < r->n; i++) {
+		pid_t h = clock_host(r->t, &r->w[i]);
+
+		if (!h)
+			continue;
+		if (r->a.mode == PTIMER_MODE_LINEAR) {
+			ptimer_log(PTIMER_LOG_WARN, "process %d: timer %d measures the CPU time of thread %d, but "
+				   "without exact-ID timer_create (Linux 6.15+) ptimer can make it only in thread "
+				   "%d, whose CPU time it will measure", r->t->pid, r->w[i].timer_id, h,
+				   ptimer_task_runner(r->t));
+			continue;
+		}
+		r->n_main--;
+	}
+	if (r->a.mode == PTIMER_MODE_EXACT && r->n_main < r->n)
+		qsort_r(r->w, r->n, sizeof(*r->w), cmp_clock_host, (void *)r->t);
+}
+
+/*
+ * Delete w[0..n) again (they exist in t), from the runner.  Only one
+ * blob may be in a process at a time: another one's mapping and stub
+ * would look like a killed ptimer's leftovers to it.
+ */
+static void delete_made(const struct ptimer_task *t, const struct ptimer_timer *w, uint32_t n)
+{
+	struct ptimer_blob_args a = { .op = PTIMER_OP_ROLLBACK, .n_timers = n, .n_created = n };
+	struct ptimer_blob *b;
+
+	if (!n || ptimer_blob_open(&b, ptimer_task_runner(t), n, 0, NULL))
+		goto failed;
+	if (ptimer_blob_load(b, w, NULL, NULL) || ptimer_blob_call(b, &a, NULL) || a.result) {
+		ptimer_blob_close(b, NULL);
+		goto failed;
+	}
+	ptimer_blob_close(b, NULL);
+	return;
+failed:
+	if (n && !ptimer_thread_exiting(t->pid, 0))
+		ptimer_log(PTIMER_LOG_ERROR, "process %d: removing the %u timers created so far failed; "
+			   "it may hold some of the image's timers", t->pid, n);
+}
+
+/*
+ * Make w[n_main..n) in their threads, one blob at a time, a thread each,
+ * exact IDs.  *made: how many of w are made when it returns (n_main
+ * before, n on success).
+ */
+static int run_clock_groups(struct restore_run *r, uint32_t *made, struct ptimer_err *err)
+{
+	int ret = 0;
+
+	*made = r->n_main;
+	for (uint32_t i = r->n_main; i < r->n && !ret;) {
+		pid_t h = clock_host(r->t, &r->w[i]);
+		struct ptimer_blob_args a = { .mode = PTIMER_MODE_EXACT };
+		struct ptimer_blob *b;
+		uint32_t first = i;
+		int rc;
+
+		while (i < r->n && clock_host(r->t, &r->w[i]) == h)
+			i++;
+		a.n_timers = i - first;
+		ret = ptimer_blob_open(&b, h, a.n_timers, 0, err);
+		if (ret)
+			break;
+		ret = ptimer_blob_load(b, r->w + first, NULL, err);
+		if (!ret)
+			ret = run_restore(r->t, b, r->w + first, a.n_timers, &a, 0, r->o, err);
+		rc = ptimer_blob_close(b, ret ? NULL : err);
+		if (!ret)
+			ret = rc;
+		if (!ret)
+			*made = i;
+	}
+	return ret;
+}
 
 /*
  * rseq slice extension of the image's threads: every check (require) before
@@ -612,19 +733,38 @@ static int prepare_linear(struct restore_run *r, struct ptimer_err *err)
 	return ptimer_blob_load(r->b, r->w, r->occ, err);
 }
 
-/* Create and arm everything, then (--verify) compare with /proc/PID/timers. */
+/*
+ * Create and arm everything (the runner's share, then each thread's
+ * clock timers in their thread), then (--verify) compare with
+ * /proc/PID/timers.  r->b is closed here when threads' groups follow.
+ */
 static int run_and_verify(struct restore_run *r, struct ptimer_err *err)
 {
+	uint32_t made = 0;
 	int ret;
 
-	r->a.n_timers = r->n;
+	place_clock_timers(r);
+	r->a.n_timers = r->n_main;
 	r->a.n_occupied = r->n_occ;
 	r->a.phase = 0;
-	ret = run_restore(r->t, r->b, r->w, r->n, &r->a, r->pairs, r->o, err);
+	ret = ptimer_blob_load(r->b, r->w, r->occ, err);
+	if (!ret)
+		ret = run_restore(r->t, r->b, r->w, r->n_main, &r->a, r->pairs, r->o, err);
+	if (!ret && r->n_main < r->n) {
+		made = r->n_main;
+		ret = ptimer_blob_close(r->b, err);
+		r->b = NULL;
+		if (!ret)
+			ret = run_clock_groups(r, &made, err);
+		if (ret)
+			delete_made(r->t, r->w, made);
+	}
 	if (!ret && r->o && r->o->verify) {
 		ret = verify_restored(r->t, r->w, r->n, err);
-		if (ret)
+		if (ret && r->b)
 			rollback(r->t, r->b, &r->a);
+		else if (ret)
+			delete_made(r->t, r->w, r->n);
 	}
 	return ret;
 }
@@ -688,6 +828,74 @@ out:
 	free(sv);
 	free(r.w);
 	free(r.occ);
+	return ret;
+}
+
+int ptimer_rebind_clock_timers(struct ptimer_task *t, const struct ptimer_image *img,
+			       const struct ptimer_restore_opts *o, struct ptimer_err *err)
+{
+	struct restore_run r = { .t = t, .o = o };
+	const unsigned long get[6] = { PTIMER_PR_TIMER_CREATE_RESTORE_IDS, PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET };
+	struct ptimer_blob *b = NULL;
+	uint32_t k = 0, made = 0;
+	long prctl_get = -1;
+	int ret;
+
+	for (uint32_t i = 0; i < img->n_timers; i++)
+		k += ptimer_thread_clock(img->timers[i].clock_id) && img->timers[i].clock_tid;
+	if (!k)
+		return 0;
+	ret = map_timers(t, img, o, &r.w, err);
+	if (ret)
+		return ret;
+	/* keep those made in another thread than the runner (criu's leader) */
+	for (uint32_t i = 0; i < img->n_timers; i++)
+		if (clock_host(t, &r.w[i]))
+			r.w[r.n++] = r.w[i];
+	if (!r.n)
+		goto out;
+	qsort_r(r.w, r.n, sizeof(*r.w), cmp_clock_host, (void *)t);
+	/* the prctl first (GET changes nothing): without it nothing is deleted */
+	ret = ptimer_blob_open(&b, ptimer_task_runner(t), r.n, 0, err);
+	if (!ret)
+		ret = ptimer_blob_load(b, r.w, NULL, err);
+	if (!ret)
+		ret = ptimer_blob_syscall(b, __NR_prctl, get, &prctl_get, err);
+	if (!ret && prctl_get < 0) {
+		for (uint32_t i = 0; i < r.n; i++)
+			ptimer_log(PTIMER_LOG_WARN, "process %d: timer %d measures the CPU time of thread %d, but "
+				   "without exact-ID timer_create (Linux 6.15+) it stays where criu made it, in "
+				   "thread %d", t->pid, r.w[i].timer_id, clock_host(t, &r.w[i]),
+				   ptimer_task_runner(t));
+	} else if (!ret) {
+		struct ptimer_blob_args del = { .op = PTIMER_OP_ROLLBACK, .n_timers = r.n, .n_created = r.n };
+
+		ret = ptimer_blob_call(b, &del, err);
+		if (!ret && del.result)
+			ret = ptimer_errf(err, del.result < 0 && del.result > -4096 ? (int)del.result : EIO,
+					  "process %d: deleting criu's timers on thread CPU clocks to make them "
+					  "again in their threads failed", t->pid);
+		if (!ret) {
+			ret = ptimer_blob_close(b, err);
+			b = NULL;
+		}
+		if (!ret) {
+			ret = run_clock_groups(&r, &made, err);
+			if (ret)
+				delete_made(t, r.w, made);
+		}
+		if (!ret)
+			ptimer_log(PTIMER_LOG_INFO, "process %d: %u timers on thread CPU clocks made again in the "
+				   "threads they measure", t->pid, r.n);
+	}
+	if (b) {
+		int rc = ptimer_blob_close(b, ret ? NULL : err);
+
+		if (!ret)
+			ret = rc;
+	}
+out:
+	free(r.w);
 	return ret;
 }
 

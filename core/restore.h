@@ -114,6 +114,24 @@ int ptimer_restore(pid_t pid, const char *image_path, const struct ptimer_restor
 		   struct ptimer_restore_stats *st, struct ptimer_err *err);
 
 /*
+ * ptimer_rebind_clock_timers - after criu made img's timers itself (criu
+ * "native" and "auto" modes; criu creates every timer in the thread group
+ * leader, criu/pie/restorer.c): each timer on the calling thread's CPU
+ * clock that the image says measures another thread (clock_tid) is deleted
+ * and made again in that thread, with its ID (the exact-ID prctl, kernel
+ * commit ec2d0c04624b), clock, notification and the image's timing; a
+ * timer's CPU clock is the one of the thread that creates it
+ * (posix_cpu_timer_create(), kernel/time/posix-cpu-timers.c).  Nothing to
+ * do for an image without such timers.  Without the prctl they stay as
+ * criu made them, each with a warning.  Returns 0, or -ESRCH (the thread
+ * is missing: the tids criu restored are the image's), the -errno of
+ * running code in t, or of timer_create (all of them deleted again then);
+ * err set.
+ */
+int ptimer_rebind_clock_timers(struct ptimer_task *t, const struct ptimer_image *img,
+			       const struct ptimer_restore_opts *o, struct ptimer_err *err);
+
+/*
  * ptimer_restore_slice_task - the rseq part of a restore alone (criu
  * "native" mode, where criu made the timers): prepare and apply below for
  * img's "enabled" threads in t (stopped); on failure the threads are left

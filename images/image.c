@@ -102,6 +102,10 @@ static void entry_from_timer(PtimerEntry *e, const struct ptimer_timer *t)
 	e->interval_nsec = t->it_interval.nsec;
 	e->has_overrun = 1;
 	e->overrun = t->overrun;
+	if (t->clock_tid) {
+		e->has_clock_tid = 1;
+		e->clock_tid = t->clock_tid;
+	}
 	if (t->pending) {
 		e->has_pending = 1;
 		e->pending = (uint32_t)t->pending;
@@ -293,6 +297,7 @@ static void timer_from_entry(struct ptimer_timer *t, const PtimerEntry *e)
 	t->overrun = e->has_overrun ? e->overrun : 0;
 	t->pending = e->has_pending ? (int32_t)e->pending : 0;
 	t->pending_overrun = e->has_pending_overrun ? e->pending_overrun : 0;
+	t->clock_tid = e->has_clock_tid ? e->clock_tid : 0;
 }
 
 /* PtimerHead.threads into img->threads; values are checked by validate. */

@@ -51,6 +51,8 @@ static json_object *timer_to_json(const struct ptimer_timer *t)
 	json_object_object_add(o, "it_value", ts_to_json(&t->it_value));
 	json_object_object_add(o, "it_interval", ts_to_json(&t->it_interval));
 	json_object_object_add(o, "overrun", json_object_new_int(t->overrun));
+	if (t->clock_tid)
+		json_object_object_add(o, "clock_tid", json_object_new_int(t->clock_tid));
 	if (t->pending) {
 		json_object_object_add(o, "pending", json_object_new_int(t->pending));
 		json_object_object_add(o, "pending_overrun", json_object_new_int(t->pending_overrun));
@@ -362,6 +364,7 @@ static const struct jfield timer_keys[] = {
 	{ "overrun", J_I32, offsetof(struct ptimer_timer, overrun), false },
 	{ "pending", J_I32, offsetof(struct ptimer_timer, pending), true },
 	{ "pending_overrun", J_I32, offsetof(struct ptimer_timer, pending_overrun), true },
+	{ "clock_tid", J_I32, offsetof(struct ptimer_timer, clock_tid), true },
 };
 
 /*

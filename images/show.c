@@ -156,7 +156,11 @@ void ptimer_image_show(const struct ptimer_image *img, FILE *out)
 			t->timer_id, ptimer_clock_name(t->clock_id, clk, sizeof(clk)),
 			notify_desc(t, notify, sizeof(notify)), t->sival,
 			ts_str(&t->it_value, val, sizeof(val)),
-			ts_str(&t->it_interval, ival, sizeof(ival)), t->overrun, t->pending ? "" : "\n");
+			ts_str(&t->it_interval, ival, sizeof(ival)), t->overrun,
+			t->pending || t->clock_tid ? "" : "\n");
+		if (t->clock_tid)
+			fprintf(out, "  measures the CPU time of thread %" PRId32 "%s", t->clock_tid,
+				t->pending ? "" : "\n");
 		if (t->pending)
 			fprintf(out, "  pending expiry (signal queued, si_overrun %" PRId32 ")\n", t->pending_overrun);
 	}

@@ -154,6 +154,11 @@ static int check_timer(const struct ptimer_timer *t, uint32_t i, const char *wha
 				   "(common_timer_set()); set it_interval to 0 or arm it", what, i, id,
 				   t->it_interval.sec, t->it_interval.nsec);
 	}
+	if (t->clock_tid < 0 || (t->clock_tid && !ptimer_thread_clock(t->clock_id))) {
+		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): clock_tid %" PRId32 " on clock %"
+				   PRId32 ": only a timer on the calling thread's CPU clock (-2, or 3) "
+				   "measures a thread it does not name", what, i, id, t->clock_tid, t->clock_id);
+	}
 	if (t->pending != 0 && t->pending != 1) {
 		return ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): pending %" PRId32 " is not 0 or 1 "
 				   "(a timer has one signal of its own to queue)", what, i, id, t->pending);

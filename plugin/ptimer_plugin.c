@@ -346,6 +346,15 @@ static bool slice_to_restore(const struct ptimer_image *img)
 }
 
 /* Anything for restore to do: timers, or a slice extension. */
+/* Timers on a thread's own CPU clock whose thread the dump found out. */
+static bool clock_timers(const struct ptimer_image *img)
+{
+	for (uint32_t i = 0; i < img->n_timers; i++)
+		if (ptimer_thread_clock(img->timers[i].clock_id) && img->timers[i].clock_tid)
+			return true;
+	return false;
+}
+
 static bool worth_an_image(const struct ptimer_image *img)
 {
 	return img->n_timers || slice_to_restore(img);
@@ -546,10 +555,12 @@ static int ptimer_plugin_resume_late(int pid)
 		 * slice extension is ptimer's to restore.
 		 */
 		ret = 0;
-		if (slice_to_restore(&img) || ptimer_image_pending(&img)) {
+		if (slice_to_restore(&img) || ptimer_image_pending(&img) || clock_timers(&img)) {
 			ret = ptimer_task_adopt(&t, pid, &err);
 			if (!ret) {
 				ret = ptimer_restore_slice_task(&t, &img, &o, &err);
+				if (!ret)
+					ret = ptimer_rebind_clock_timers(&t, &img, &o, &err);
 				if (!ret)
 					ret = ptimer_criu_pending(&t, &img, &err);
 				ptimer_task_release(&t);
@@ -569,6 +580,8 @@ static int ptimer_plugin_resume_late(int pid)
 			ret = ptimer_verify_task(&t, &img, &o, &err);
 			if (!ret)
 				ret = ptimer_restore_slice_task(&t, &img, &o, &err);
+			if (!ret)
+				ret = ptimer_rebind_clock_timers(&t, &img, &o, &err);
 			if (!ret)
 				ret = ptimer_criu_pending(&t, &img, &err);
 			if (!ret)

@@ -24,7 +24,7 @@
 #include <stdint.h>
 #endif
 
-#define PTIMER_ABI_VERSION	3u
+#define PTIMER_ABI_VERSION	4u
 #define PTIMER_BLOB_STACK	(64u * 1024u)
 #define PTIMER_ID_MAX		0x7fffffff	/* timer IDs are 0..INT_MAX */
 
@@ -72,6 +72,15 @@ struct ptimer_resume_ctx {
 #endif
 
 /* uapi/asm-generic/siginfo.h */
+/*
+ * The calling thread's CPU clock: CLOCK_THREAD_CPUTIME_ID (3), or glibc's
+ * MAKE_THREAD_CPUCLOCK(0, CPUCLOCK_SCHED) (-2, include/linux/posix-timers_
+ * types.h): a timer on it measures the thread that created it.
+ */
+#define PTIMER_CLOCK_THREAD_SELF	(-2)
+#define PTIMER_CLOCK_THREAD_CPUTIME_ID	3
+#define ptimer_thread_clock(c)	((c) == PTIMER_CLOCK_THREAD_SELF || (c) == PTIMER_CLOCK_THREAD_CPUTIME_ID)
+
 #define PTIMER_SIGEV_SIGNAL	0
 #define PTIMER_SIGEV_NONE	1
 #define PTIMER_SIGEV_THREAD	2
@@ -119,6 +128,9 @@ struct ptimer_timer {
 	int32_t pending_overrun;	/* si_overrun of that queued siginfo as
 					   peeked (6.13+ fill it at delivery:
 					   0); informational */
+	int32_t clock_tid;	/* thread clock (clock_id -2 or 3): the thread
+				   it measures, own-namespace tid; 0 unknown */
+	int32_t pad;
 };
 
 /* What the blob is asked to do. */

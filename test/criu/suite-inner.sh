@@ -57,7 +57,7 @@ mkdir -p "$SRC" "$W"
 build() {
 	cd "$SRC" && tar xf "$tarball" &&
 		make deps DEPS=build && make -j2 && make install DESTDIR=/inst PREFIX=/usr &&
-		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/rseq_cs_loop build/test/bench_tree
+		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/rseq_cs_loop build/test/bench_tree build/test/thread_cpu
 }
 
 # prepare: build and install (PASS lines in check mode; FAIL and exit when
@@ -718,6 +718,54 @@ case_pending() {  # NAME [DUMP-ENV]...
 	return 0
 }
 
+# Timers on the calling thread's CPU clock (test/e2e/thread_cpu.c, role
+# criu: three burner threads, each with a SIGPROF timer on its own CPU clock,
+# as Go's CPU profiler makes them).  criu creates every timer in one thread;
+# the plugin makes each again in the thread it measures (criu 4.2: native
+# and auto modes) or restores it there itself (takeover, criu 4.1 in auto),
+# and each burner must take SIGPROF at its CPU rate.  NAME "alone": criu
+# without the plugin, its verdicts shown as "# criu alone:" lines.
+# DUMP-ENV as for scenario.
+case_thread_clock() {  # NAME [DUMP-ENV]...
+	local name=$1 img job plugin=(--libdir "$LIBDIR")
+	shift
+	[ "$name" = clock-alone ] && plugin=()
+	D=$W/$name
+	rm -rf "$D" "$D.img"
+	mkdir -p "$D"
+	setsid "$BLD/test/thread_cpu" criu "$D" >"$D/criu.out" 2>&1 </dev/null &
+	job=$!
+	disown "$job"
+	if ! wait_until 600 test -e "$D/setup.ready"; then
+		fail "$name/start" "thread_cpu criu did not get ready: $(oneline "$D/criu.out")"
+		kill -KILL "$job" 2>/dev/null
+		return 1
+	fi
+	read -r PID _ <"$D/tids"
+	img=$D.img
+	dump "$name" "$img" "$@" -- "${plugin[@]}" || { kill_wait "$PID"; return 1; }
+	restore "$img" "${plugin[@]}" -v4 -o restore.log
+	if [ "$RC" -ne 0 ]; then
+		fail "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
+		return 1
+	fi
+	pass "$name/restore (${RTIME} s)"
+	touch "$D/restored"
+	if ! wait_until 600 test -e "$D/criu.done"; then
+		fail "$name/verify" "the restored process wrote no criu.done: $(oneline "$D/criu.out")"
+		[ -n "$RPID" ] && kill_wait "$RPID"
+		return 1
+	fi
+	if [ "$name" = clock-alone ]; then
+		sed 's/^/# criu alone: /' "$D/criu.result"
+	else
+		sed -E "s#^(PASS|FAIL|SKIP) thread-clock/#\1 $H_PREFIX$name/#" "$D/criu.result" | grep -E '^(PASS|FAIL|SKIP) '
+		tally "$D/criu.result"
+	fi
+	[ -n "$RPID" ] && wait_until 100 gone "$RPID"
+	return 0
+}
+
 # The sparse sets, the mix of kinds, two threads, the same as pid 1 of its
 # own pid namespace (criu alone fails there: "Can't create posix timer"); a
 # timer of an exited thread; a plugin dump restored without the plugin;
@@ -752,6 +800,10 @@ CASES=(
 	case_pending:pending
 	case_pending:native-pending:PTIMER_CRIU_MODE=native
 	case_pending:alone
+	case_thread_clock:clock
+	case_thread_clock:native-clock:PTIMER_CRIU_MODE=native
+	case_thread_clock:takeover-clock:PTIMER_CRIU_MODE=takeover
+	case_thread_clock:clock-alone
 	case_core_strip
 )
 [ -n "${PTIMER_CRIU_CASES:-}" ] && read -ra CASES <<<"$PTIMER_CRIU_CASES"

@@ -682,6 +682,12 @@ static void test_validate(void)
 	BAD("validate: clock_id -5 (CLOCKFD, fd 0 thread bit)", 2, x->clock_id = -5, "clock_id -5 ");
 	GOOD("validate: clock_id 0,2,3,7,8 accepted", 0,
 	     (t[0].clock_id = 0, t[1].clock_id = 2, t[2].clock_id = 3, t[3].clock_id = 7, t[4].clock_id = 8));
+	GOOD("validate: thread clock -2 measuring thread 77 accepted", 0, (x->clock_id = -2, x->clock_tid = 77));
+	GOOD("validate: CLOCK_THREAD_CPUTIME_ID (3) measuring thread 77 accepted", 0,
+	     (x->clock_id = 3, x->clock_tid = 77));
+	BAD("validate: clock_tid on CLOCK_MONOTONIC", 0, (x->clock_id = 1, x->clock_tid = 77),
+	    "timer 0 (id 0): clock_tid 77 on clock 1: only a timer on the calling thread's CPU clock");
+	BAD("validate: clock_tid -3", 0, (x->clock_id = -2, x->clock_tid = -3), "clock_tid -3 on clock -2");
 	GOOD("validate: CPU clock of pid 1234 prof (-9880) accepted", 0, x->clock_id = cpu_clock(1234, false, 0));
 	GOOD("validate: CPU clock of tid 77 virt (-619) accepted", 0, x->clock_id = cpu_clock(77, true, 1));
 	BAD("validate: duplicate id 17 at timers 1 and 4", 1, x->timer_id = 17,
