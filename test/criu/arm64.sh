@@ -47,7 +47,7 @@ scenario:takeover-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=takeover case_aut
 scenario:mix:mix:plain scenario:takeover-mix:mix:plain:PTIMER_CRIU_MODE=takeover
 scenario:threads:threads:plain scenario:threads-pidns:threads:pidns
 case_exited case_exited_alone case_no_plugin
-scenario:native-mix:mix:plain:PTIMER_CRIU_MODE=native case_pending:pending case_pending:alone}
+scenario:native-mix:mix:plain:PTIMER_CRIU_MODE=native case_pending:pending case_pending:pending-alone}
 . "$top/test/lib/harness.sh"
 finish() {
 	totals criu-arm64

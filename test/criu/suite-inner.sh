@@ -662,40 +662,34 @@ case_auto_fallback() {
 	collect "$name"
 }
 
-# Pending expiries (test/e2e/pending_timer.c, role criu): a one-shot, a
-# periodic and a periodic SIGEV_THREAD_ID timer that fired while their
-# real-time signals were blocked, beside a sigqueue() signal.  The
-# plugin records them (dump.log); criu dumps the queued siginfo and queues it
-# again as a plain copy, and the plugin puts each timer's own signal in its
-# place (core/pending.c): the restored process holds one queued signal of
-# each, as at the dump.  NAME "alone": criu without the plugin, whose
-# verdicts are shown as "# criu alone:" lines, not counted (criu keeps its
-# copy beside the timer's own: the periodic timer's signal comes twice).
-# DUMP-ENV as for scenario.
-case_pending() {  # NAME [DUMP-ENV]...
-	local name=$1 img job plugin=(--libdir "$LIBDIR")
-	shift
-	[ "$name" = alone ] && plugin=()
+# A test program that checks itself after a criu restore, role criu
+# (test/e2e/pending_timer.c, test/e2e/thread_cpu.c): it writes D/criu.pid and
+# D/criu.ready once set up, checks once D/restored appears, and writes its
+# PASS/FAIL lines, named WHAT/..., to D/criu.result, then D/criu.done.
+# program_round NAME PROGRAM WHAT [DUMP-ENV]...: set up, criu dump and
+# restore with the plugin (CHECK_DUMP, when set, is called with the image
+# directory after the dump), its lines named NAME/...  A NAME ending in
+# "alone": criu without the plugin, its verdicts shown as "# criu alone:"
+# lines, not counted.
+CHECK_DUMP=
+program_round() {
+	local name=$1 prog=$2 what=$3 img job plugin=(--libdir "$LIBDIR")
+	shift 3
+	case $name in *alone) plugin=() ;; esac
 	D=$W/$name
 	rm -rf "$D" "$D.img"
 	mkdir -p "$D"
-	setsid "$BLD/test/pending_timer" criu "$D" >"$D/criu.out" 2>&1 </dev/null &
+	setsid "$BLD/test/$prog" criu "$D" >"$D/criu.out" 2>&1 </dev/null &
 	job=$!
 	disown "$job"
 	if ! wait_ready "$D" criu "$job" 60; then
-		fail "$name/start" "pending_timer criu did not get ready: $(oneline "$D/criu.out")"
+		fail "$name/start" "$prog criu did not get ready: $(oneline "$D/criu.out")"
 		return 1
 	fi
 	PID=$(cat "$D/criu.pid")
 	img=$D.img
 	dump "$name" "$img" "$@" -- "${plugin[@]}" || { kill_wait "$PID"; return 1; }
-	if [ "$name" = alone ]; then
-		:
-	elif [ "$(grep -c 'ptimer: .*recorded as a pending expiry' "$img/dump.log")" -eq 3 ]; then
-		pass "$name/plugin-records-3-pending"
-	else
-		fail "$name/plugin-records-3-pending" "$(grep -c 'recorded as a pending expiry' "$img/dump.log") 'recorded as a pending expiry' lines in dump.log: $(logtail "$img/dump.log")"
-	fi
+	[ ${#plugin[@]} -gt 0 ] && [ -n "$CHECK_DUMP" ] && "$CHECK_DUMP" "$name" "$img"
 	restore "$img" "${plugin[@]}" -v4 -o restore.log
 	if [ "$RC" -ne 0 ]; then
 		fail "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
@@ -708,62 +702,46 @@ case_pending() {  # NAME [DUMP-ENV]...
 		[ -n "$RPID" ] && kill_wait "$RPID"
 		return 1
 	fi
-	if [ "$name" = alone ]; then
-		sed -E "s#^(PASS|FAIL|SKIP) pending-expiry/#\# criu alone: \1 #" "$D/criu.result"
+	if [ ${#plugin[@]} -eq 0 ]; then
+		sed -E "s#^(PASS|FAIL|SKIP) $what/#\# criu alone: \1 #" "$D/criu.result"
 	else
-		sed -E "s#^(PASS|FAIL|SKIP) pending-expiry/#\1 $H_PREFIX$name/#" "$D/criu.result" | grep -E '^(PASS|FAIL|SKIP) '
+		sed -E "s#^(PASS|FAIL|SKIP) $what/#\1 $H_PREFIX$name/#" "$D/criu.result" | grep -E '^(PASS|FAIL|SKIP) '
 		tally "$D/criu.result"
 	fi
 	[ -n "$RPID" ] && wait_until 100 gone "$RPID"
 	return 0
 }
 
-# Timers on the calling thread's CPU clock (test/e2e/thread_cpu.c, role
-# criu: three burner threads, each with a SIGPROF timer on its own CPU clock,
-# as Go's CPU profiler makes them).  criu creates every timer in one thread;
-# the plugin makes each again in the thread it measures (criu 4.2: native
-# and auto modes) or restores it there itself (takeover, criu 4.1 in auto),
-# and each burner must take SIGPROF at its CPU rate.  NAME "alone": criu
-# without the plugin, its verdicts shown as "# criu alone:" lines.
-# DUMP-ENV as for scenario.
-case_thread_clock() {  # NAME [DUMP-ENV]...
-	local name=$1 img job plugin=(--libdir "$LIBDIR")
+# Pending expiries (pending_timer): a one-shot, a periodic and a periodic
+# SIGEV_THREAD_ID timer that fired while their real-time signals were
+# blocked, beside a sigqueue() signal.  The plugin records them (dump.log);
+# criu dumps the queued siginfo and queues it again as a plain copy, and the
+# plugin puts each timer's own signal in its place (core/pending.c): the
+# restored process holds one queued signal of each, as at the dump.  criu
+# alone keeps its copy beside the timer's own: the periodic timers' signals
+# come twice.  DUMP-ENV as for scenario.
+pending_recorded() {  # NAME IMG
+	local k
+	k=$(grep -c 'ptimer: .*recorded as a pending expiry' "$2/dump.log")
+	check "$1/plugin-records-3-pending" "$k 'recorded as a pending expiry' lines in dump.log: $(logtail "$2/dump.log")" \
+		test "$k" -eq 3
+}
+case_pending() {  # NAME [DUMP-ENV]...
+	local name=$1
 	shift
-	[ "$name" = clock-alone ] && plugin=()
-	D=$W/$name
-	rm -rf "$D" "$D.img"
-	mkdir -p "$D"
-	setsid "$BLD/test/thread_cpu" criu "$D" >"$D/criu.out" 2>&1 </dev/null &
-	job=$!
-	disown "$job"
-	if ! wait_until 600 test -e "$D/setup.ready"; then
-		fail "$name/start" "thread_cpu criu did not get ready: $(oneline "$D/criu.out")"
-		kill -KILL "$job" 2>/dev/null
-		return 1
-	fi
-	read -r PID _ <"$D/tids"
-	img=$D.img
-	dump "$name" "$img" "$@" -- "${plugin[@]}" || { kill_wait "$PID"; return 1; }
-	restore "$img" "${plugin[@]}" -v4 -o restore.log
-	if [ "$RC" -ne 0 ]; then
-		fail "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
-		return 1
-	fi
-	pass "$name/restore (${RTIME} s)"
-	touch "$D/restored"
-	if ! wait_until 600 test -e "$D/criu.done"; then
-		fail "$name/verify" "the restored process wrote no criu.done: $(oneline "$D/criu.out")"
-		[ -n "$RPID" ] && kill_wait "$RPID"
-		return 1
-	fi
-	if [ "$name" = clock-alone ]; then
-		sed 's/^/# criu alone: /' "$D/criu.result"
-	else
-		sed -E "s#^(PASS|FAIL|SKIP) thread-clock/#\1 $H_PREFIX$name/#" "$D/criu.result" | grep -E '^(PASS|FAIL|SKIP) '
-		tally "$D/criu.result"
-	fi
-	[ -n "$RPID" ] && wait_until 100 gone "$RPID"
-	return 0
+	CHECK_DUMP=pending_recorded program_round "$name" pending_timer pending-expiry "$@"
+}
+
+# Timers on the calling thread's CPU clock (thread_cpu: three burner
+# threads, each with a SIGPROF timer on its own CPU clock, as Go's CPU
+# profiler makes them).  criu creates every timer in one thread; the plugin
+# makes each again in the thread it measures (criu 4.2: native and auto
+# modes) or restores it there itself (takeover, criu 4.1 in auto), and each
+# burner must take SIGPROF at its CPU rate.  criu alone: none.
+case_thread_clock() {  # NAME [DUMP-ENV]...
+	local name=$1
+	shift
+	program_round "$name" thread_cpu thread-clock "$@"
 }
 
 # The sparse sets, the mix of kinds, two threads, the same as pid 1 of its
@@ -799,7 +777,7 @@ CASES=(
 	scenario:native-fastperiodic:fastperiodic:plain:PTIMER_CRIU_MODE=native
 	case_pending:pending
 	case_pending:native-pending:PTIMER_CRIU_MODE=native
-	case_pending:alone
+	case_pending:pending-alone
 	case_thread_clock:clock
 	case_thread_clock:native-clock:PTIMER_CRIU_MODE=native
 	case_thread_clock:takeover-clock:PTIMER_CRIU_MODE=takeover

@@ -8,15 +8,16 @@
  *   setup: the main thread sleeps; BURNERS (3) threads burn CPU, each with
  *     its timer armed (10 ms, interval 10 ms); burner 0 also holds a
  *     disarmed one.  Writes DIR/tids ("MAIN B0 B1 B2"), DIR/ids (burner i's
- *     timer IDs: "ID0 ID1 ID2 DISARMED"), then DIR/setup.ready, and waits.
+ *     timer IDs: "ID0 ID1 ID2 DISARMED"), and waits.
  *   target: the same threads, no timers (a standalone restore's target);
- *     DIR/target.tids, DIR/target.ready; then as criu.
+ *     DIR/target.tids; then as criu.
  *   criu: setup, then once DIR/restored appears (criu dumped and restored
  *     it, or ptimer restored the timers into the target) measures for 1 s:
  *     each burner must take SIGPROF at least at half the profiler's rate
  *     over the CPU time it used (>= 50 per CPU second), and the disarmed
  *     timer must still be disarmed.  One PASS/FAIL line each to
  *     DIR/ROLE.result, then DIR/ROLE.done.
+ * Each writes DIR/ROLE.pid, then DIR/ROLE.ready, once set up.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -150,7 +151,11 @@ int main(int argc, char **argv)
 			 (int)(long)ids[3]);
 		put(dir, "ids", buf);
 	}
-	put(dir, strcmp(role, "target") ? "setup.ready" : "target.ready", "1\n");
+	snprintf(path, sizeof(path), "%s.pid", role);
+	snprintf(buf, sizeof(buf), "%d\n", getpid());
+	put(dir, path, buf);
+	snprintf(path, sizeof(path), "%s.ready", role);
+	put(dir, path, "1\n");
 	if (!strcmp(role, "setup"))
 		for (;;)
 			pause();

@@ -32,7 +32,7 @@ target() {
 	cp "$d/ids" "$1/ids"
 	start_ready "$1" "$TC" target "$1" || true
 	TGT=$READY_PID
-	wait_until 100 test -e "$1/target.ready" || { fail "$n/target" "$(oneline "$1/out")"; return 1; }
+	wait_ready "$1" target "$TGT" || { fail "$n/target" "$(oneline "$1/out")"; return 1; }
 }
 
 # maps DIR: --tid-map arguments, the source's burners onto DIR's target's
@@ -45,7 +45,7 @@ maps() {
 
 start_ready "$d" "$TC" setup "$d" || true
 src=$READY_PID
-wait_until 100 test -e "$d/setup.ready" || { fail "$n/setup" "$(oneline "$d/out")"; exit 1; }
+wait_ready "$d" setup "$src" || { fail "$n/setup" "$(oneline "$d/out")"; exit 1; }
 read -r main b0 b1 b2 <"$d/tids"
 read -r i0 i1 i2 off <"$d/ids"
 ptimer_run "$d/dump.out" 30 dump -t "$src" -D "$d/img"
