@@ -57,7 +57,7 @@ mkdir -p "$SRC" "$W"
 build() {
 	cd "$SRC" && tar xf "$tarball" &&
 		make deps DEPS=build && make -j2 && make install DESTDIR=/inst PREFIX=/usr &&
-		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/rseq_cs_loop build/test/bench_tree build/test/thread_cpu
+		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/rseq_cs_loop build/test/bench_tree build/test/thread_cpu build/test/sigev_thread
 }
 
 # prepare: build and install (PASS lines in check mode; FAIL and exit when
@@ -744,6 +744,16 @@ case_thread_clock() {  # NAME [DUMP-ENV]...
 	program_round "$name" thread_cpu thread-clock "$@"
 }
 
+# glibc SIGEV_THREAD (sigev_thread: a 10 ms timer whose callback glibc runs
+# from its helper thread, signal 32 and sival a pointer into the process's
+# memory): through criu, which brings memory and threads along, the
+# callbacks run on, with the plugin and without.
+case_sigev_thread() {  # NAME [DUMP-ENV]...
+	local name=$1
+	shift
+	program_round "$name" sigev_thread sigev-thread "$@"
+}
+
 # The sparse sets, the mix of kinds, two threads, the same as pid 1 of its
 # own pid namespace (criu alone fails there: "Can't create posix timer"); a
 # timer of an exited thread; a plugin dump restored without the plugin;
@@ -782,6 +792,8 @@ CASES=(
 	case_thread_clock:native-clock:PTIMER_CRIU_MODE=native
 	case_thread_clock:takeover-clock:PTIMER_CRIU_MODE=takeover
 	case_thread_clock:clock-alone
+	case_sigev_thread:sigev-thread
+	case_sigev_thread:sigev-thread-alone
 	case_core_strip
 )
 [ -n "${PTIMER_CRIU_CASES:-}" ] && read -ra CASES <<<"$PTIMER_CRIU_CASES"

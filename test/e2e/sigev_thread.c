@@ -3,12 +3,16 @@
  * sigev_thread: a program with glibc SIGEV_THREAD timers, for the e2e case
  * sigev-thread.
  *
- *   sigev_thread timers|none|usr2|usr2-blocked DIR
+ *   sigev_thread timers|none|usr2|usr2-blocked|criu DIR
  *     timers: one periodic SIGEV_THREAD timer (every 10 ms) whose callback
  *     counts; glibc runs the callback from its helper thread, which the
  *     kernel sees as SIGEV_THREAD_ID + signal 32.  none: the same program
  *     with no timers (a restore target).  usr2: a target that neither
  *     handles nor blocks SIGUSR2; usr2-blocked: one whose threads block it.
+ *     criu: timers, then DIR/criu.pid and DIR/criu.ready; once DIR/restored
+ *     appears (criu dumped and restored it) the callbacks must run on: at
+ *     least 10 in 300 ms (one every 10 ms); the line to DIR/criu.result,
+ *     then DIR/criu.done.
  * Writes DIR/ready once set up (for timers: after the callback ran), and on
  * SIGUSR1 writes DIR/count with the callbacks run so far.
  * Signals 32 and 33 (glibc's own) start at SIG_DFL, as in a program started
@@ -68,8 +72,8 @@ int main(int argc, char **argv)
 	pthread_t th;
 
 	if (strcmp(mode, "timers") && strcmp(mode, "none") && strcmp(mode, "usr2") &&
-	    strcmp(mode, "usr2-blocked")) {
-		fprintf(stderr, "usage: sigev_thread timers|none|usr2|usr2-blocked DIR\n");
+	    strcmp(mode, "usr2-blocked") && strcmp(mode, "criu")) {
+		fprintf(stderr, "usage: sigev_thread timers|none|usr2|usr2-blocked|criu DIR\n");
 		return 2;
 	}
 	dir = argv[2];
@@ -93,7 +97,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sigev_thread: pthread_create failed\n");
 		return 1;
 	}
-	if (!strcmp(mode, "timers")) {
+	if (!strcmp(mode, "timers") || !strcmp(mode, "criu")) {
 		struct sigevent sev = { .sigev_notify = SIGEV_THREAD, .sigev_notify_function = callback };
 		struct itimerspec its = { .it_value = { 0, 10000000 }, .it_interval = { 0, 10000000 } };
 		timer_t t;
@@ -104,6 +108,29 @@ int main(int argc, char **argv)
 		}
 		while (__atomic_load_n(&calls, __ATOMIC_RELAXED) < 3)
 			usleep(1000);
+	}
+	if (!strcmp(mode, "criu")) {
+		char path[4096];
+		int c1, c2;
+		FILE *f;
+
+		put("criu.pid", getpid());
+		put("criu.ready", 1);
+		snprintf(path, sizeof(path), "%s/restored", dir);
+		while (access(path, F_OK))
+			usleep(10000);
+		c1 = __atomic_load_n(&calls, __ATOMIC_RELAXED);
+		usleep(300000);
+		c2 = __atomic_load_n(&calls, __ATOMIC_RELAXED);
+		snprintf(path, sizeof(path), "%s/criu.result", dir);
+		f = fopen(path, "w");
+		if (!f)
+			return 2;
+		fprintf(f, "%s sigev-thread/callbacks-run-on: %d callbacks in 300 ms after the restore (want >= 10)\n",
+			c2 - c1 >= 10 ? "PASS" : "FAIL", c2 - c1);
+		fclose(f);
+		put("criu.done", 1);
+		return c2 - c1 >= 10 ? 0 : 1;
 	}
 	put("ready", 1);
 	for (;;) {

@@ -12,7 +12,7 @@
 # Control: the same image without clock_tid restores every timer into the
 # main thread, and the burners get no SIGPROF (asserted: the check can
 # fail).  --mode linear can make them in the main thread only, and says so
-# for each.
+# for each.  A target without the image's thread (no --tid-map): refused.
 #
 #   bash test/e2e/cases/thread-clock.sh BUILD
 set -u
@@ -77,6 +77,15 @@ grep -E '^(PASS|FAIL) ' "$d/t1/target.result"
 tally "$d/t1/target.result"
 [ "$(grep -c '^PASS ' "$d/t1/target.result" 2>/dev/null)" = 4 ] || fail "$n/target-lines" "$(oneline "$d/t1/target.result")"
 reap "$t1"
+
+# a thread the image names is missing (no --tid-map): refused, untouched
+target "$d/t0" || exit 1
+t0=$TGT
+ptimer_run "$d/r0.out" 30 restore -t "$t0" -D "$d/img"
+check "$n/missing-thread-refused" "exit $PT_RC: $(oneline "$d/r0.out.err")" \
+	grep -qE "timer [0-9]+ measures the CPU time of thread ($b0|$b1|$b2) of the dumped process.*pass --tid-map ($b0|$b1|$b2)=TID" "$d/r0.out.err"
+check "$n/missing-thread-untouched" "timers: $(ids_of_proc "/proc/$t0/timers")" test -z "$(ids_of_proc "/proc/$t0/timers")"
+reap "$t0"
 
 # control: without clock_tid every timer is made in the main thread
 sed 's/"clock_tid": *[0-9]*/"clock_tid": 0/' "$d/show.json" >"$d/unbound.json"
