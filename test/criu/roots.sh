@@ -51,6 +51,10 @@ APT_PKGS=(
 	python3 python3-pycriu python3-protobuf
 	procps
 )
+# The plain roots (no SET: test/criu/suite.sh) also hold the real programs
+# that suite checkpoints beside its own: Go's toolchain (a program with the
+# CPU profiler on) and stress-ng (its timer stressors).
+PLAIN_PKGS=(golang-go stress-ng)
 APT_CONF='APT::Install-Recommends "false";
 APT::Install-Suggests "false";
 Acquire::Check-Valid-Until "false";
@@ -79,9 +83,11 @@ set_minimal() {
 	[ -n "$1" ] && grep -qx '@minimal' "$here/roots.d/$1.pkgs"
 }
 
-# base_pkgs: the build packages every non-minimal root gets.
+# base_pkgs: the build packages every non-minimal root gets (and the plain
+# roots their programs).
 base_pkgs() {
 	set_minimal "$SET" || printf '%s\n' "${APT_PKGS[@]}"
+	[ -n "$SET" ] || printf '%s\n' "${PLAIN_PKGS[@]}"
 }
 
 check_suite() {

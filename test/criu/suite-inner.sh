@@ -57,7 +57,14 @@ mkdir -p "$SRC" "$W"
 build() {
 	cd "$SRC" && tar xf "$tarball" &&
 		make deps DEPS=build && make -j2 && make install DESTDIR=/inst PREFIX=/usr &&
-		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/rseq_cs_loop build/test/bench_tree build/test/thread_cpu build/test/sigev_thread
+		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/rseq_cs_loop build/test/bench_tree build/test/thread_cpu build/test/sigev_thread &&
+		go_build
+}
+# go_build: test/e2e/go_profile.go with the root's Go (golang-go), offline.
+go_build() {
+	mkdir -p "$W/go" &&
+		env GOCACHE="$W/go/cache" GOPATH="$W/go/path" GOTOOLCHAIN=local GOPROXY=off GOFLAGS= \
+			go build -o build/test/go_profile test/e2e/go_profile.go
 }
 
 # prepare: build and install (PASS lines in check mode; FAIL and exit when
@@ -79,6 +86,7 @@ prepare() {
 	[ "$what" = check ] && pass "install: $INST/usr/bin/ptimer and $LIBDIR/ptimer_plugin.so"
 	CRIU_VERSION=$(criu --version | awk '/^Version/ { print $2 }')
 	note "criu $CRIU_VERSION, kernel $(uname -r)"
+	note "programs: $(go version 2>/dev/null || echo 'no go'); $(stress-ng --version 2>/dev/null | cut -d' ' -f1-3 || echo 'no stress-ng')"
 
 	# criu stops tasks with debug-register breakpoints; where they never
 	# fire (this machine), dump and restore hang: criu's own fallback,
@@ -670,16 +678,18 @@ case_auto_fallback() {
 # restore with the plugin (CHECK_DUMP, when set, is called with the image
 # directory after the dump), its lines named NAME/...  A NAME ending in
 # "alone": criu without the plugin, its verdicts shown as "# criu alone:"
-# lines, not counted.
+# lines, not counted.  A NAME with "pidns" in it: the program is pid 1 of
+# a pid namespace of its own (it must write its pid as this /proc shows it).
 CHECK_DUMP=
 program_round() {
-	local name=$1 prog=$2 what=$3 img job plugin=(--libdir "$LIBDIR")
+	local name=$1 prog=$2 what=$3 img job plugin=(--libdir "$LIBDIR") wrap=(setsid)
 	shift 3
 	case $name in *alone) plugin=() ;; esac
+	case $name in *pidns*) wrap=(unshare -pf setsid -w) ;; esac
 	D=$W/$name
 	rm -rf "$D" "$D.img"
 	mkdir -p "$D"
-	setsid "$BLD/test/$prog" criu "$D" >"$D/criu.out" 2>&1 </dev/null &
+	"${wrap[@]}" "$BLD/test/$prog" criu "$D" >"$D/criu.out" 2>&1 </dev/null &
 	job=$!
 	disown "$job"
 	if ! wait_ready "$D" criu "$job" 60; then
@@ -754,6 +764,103 @@ case_sigev_thread() {  # NAME [DUMP-ENV]...
 	program_round "$name" sigev_thread sigev-thread "$@"
 }
 
+# Go's CPU profiler (go_profile: three goroutines burning CPU under
+# runtime/pprof, each OS thread with its timer on its own CPU clock): the
+# profile must take samples after the restore at the rate the CPU is used.
+# criu creates all those timers in one thread, which then measures the
+# thread criu restored them from: few or no samples.
+case_go_profile() {  # NAME [DUMP-ENV]...
+	local name=$1
+	shift
+	program_round "$name" go_profile go-profile "$@"
+}
+
+# stress-ng's timer, clock, timerfd and itimer stressors (a tree of five
+# processes: the timer stressor's POSIX timer fires at 1 MHz), checkpointed
+# 1.5 s into a 6 s run and restored: the run must end as it would have,
+# "successful run completed", each stressor in the metrics with its bogo
+# ops.  A NAME ending in "alone": criu without the plugin, the outcome shown
+# as "# criu alone:" lines, not counted (its dump may time out here).
+STRESSORS=(timer clock timerfd itimer)
+stress_ok() {  # OUT: the summary of a finished run, or why not
+	local s why=
+	grep -q 'successful run completed' "$1" && ! grep -q 'unsuccessful run' "$1" ||
+		why="no 'successful run completed' line"
+	for s in "${STRESSORS[@]}"; do
+		grep -qE "metrc: .*\] +$s +[1-9][0-9]* " "$1" || why="$why${why:+; }no metrics for $s"
+	done
+	if [ -n "$why" ]; then
+		echo "$why: $(grep -E 'fail|error|unsuccessful|passed|failed' "$1" | tr '\n' ' ' | cut -c1-300)"
+		return 1
+	fi
+	grep -oE '(passed: [0-9]+|successful run completed in [0-9.]+ ?[a-z]*)' "$1" | tr '\n' ' ' | sed 's/ $//'
+}
+case_stress() {  # NAME [DUMP-ENV]...
+	local name=$1 img job plugin=(--libdir "$LIBDIR") alone= res t k=? dead
+	shift
+	case $name in *alone) plugin=() alone=1 ;; esac
+	D=$W/$name img=$W/$name.img
+	rm -rf "$D" "$img"
+	mkdir -p "$D"
+	(cd "$D" && exec setsid stress-ng $(printf -- '--%s 1 ' "${STRESSORS[@]}") --timeout 6s --metrics-brief \
+		>"$D/stress.out" 2>&1 </dev/null) &
+	job=$!
+	disown "$job"
+	# the workers are children of the stress-ng started here
+	if ! wait_until 100 eval '[ "$(pgrep -c -P "$job")" -ge ${#STRESSORS[@]} ]'; then
+		fail "$name/start" "stress-ng did not start its ${#STRESSORS[@]} workers: $(oneline "$D/stress.out")"
+		kill -KILL -- "-$job" 2>/dev/null
+		return 1
+	fi
+	sleep 1.5
+	PID=$job
+	# dump's FAIL line: criu alone's is a note, not counted
+	if ! dump "$name" "$img" "$@" -- "${plugin[@]}" >"$D/dump.msg"; then
+		kill -KILL -- "-$job" 2>/dev/null
+		if [ -n "$alone" ]; then
+			H_FAIL=$((H_FAIL - 1))
+			note "criu alone: dump of stress-ng failed: $(logtail "$img/dump.log")"
+		else
+			cat "$D/dump.msg"
+		fi
+		return 0
+	fi
+	t=$DTIME
+	# the timer stressor holds its POSIX timer for the whole run; but
+	# criu's seize of a worker sometimes stalls (signals at 1 MHz) until
+	# the workers exit at the end of the run ("Seized task N, state 2":
+	# dead), before any plugin hook: then there is nothing to save
+	dead=$(grep -c 'Seized task [0-9]*, state 2' "$img/dump.log")
+	if [ "$dead" -gt 0 ]; then
+		note "$name: criu seized $dead of stress-ng's workers only as they exited (dump ${t} s): no timers to save"
+	elif [ -z "$alone" ]; then
+		k=$(grep -oE 'ptimer: task [0-9]+ \(vpid [0-9]+\): [0-9]+ POSIX timers saved' "$img/dump.log" |
+			awk '{ n += $(NF - 3); t++ } END { printf "%d timers of %d tasks", n, t }')
+		check "$name/plugin-saves-timers" "the plugin saved $k: $(logtail "$img/dump.log")" \
+			test "${k%% *}" -ge 1
+	fi
+	restore "$img" "${plugin[@]}" -v4 -o restore.log
+	if [ "$RC" -ne 0 ]; then
+		kill -KILL -- "-$job" 2>/dev/null
+		if [ -n "$alone" ]; then
+			note "criu alone: restore of stress-ng failed: $(logtail "$img/restore.log")"
+		else
+			fail "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
+		fi
+		return 0
+	fi
+	if ! wait_until 300 gone "$RPID"; then
+		kill -KILL -- "-$RPID" 2>/dev/null
+		res="still running 30 s after the restore: $(oneline "$D/stress.out")"
+	elif res=$(stress_ok "$D/stress.out"); then
+		if [ -n "$alone" ]; then note "criu alone: stress-ng ok: $res"
+		else pass "$name/run-completes: dump ${t} s ($k), restore ${RTIME} s; $res"; fi
+		return 0
+	fi
+	if [ -n "$alone" ]; then note "criu alone: stress-ng after the restore: $res"
+	else fail "$name/run-completes" "$res"; fi
+}
+
 # The sparse sets, the mix of kinds, two threads, the same as pid 1 of its
 # own pid namespace (criu alone fails there: "Can't create posix timer"); a
 # timer of an exited thread; a plugin dump restored without the plugin;
@@ -794,6 +901,13 @@ CASES=(
 	case_thread_clock:clock-alone
 	case_sigev_thread:sigev-thread
 	case_sigev_thread:sigev-thread-alone
+	case_go_profile:go-profile
+	case_go_profile:native-go-profile:PTIMER_CRIU_MODE=native
+	case_go_profile:go-profile-alone
+	case_go_profile:go-profile-pidns
+	case_stress:stress
+	case_stress:native-stress:PTIMER_CRIU_MODE=native
+	case_stress:stress-alone
 	case_core_strip
 )
 [ -n "${PTIMER_CRIU_CASES:-}" ] && read -ra CASES <<<"$PTIMER_CRIU_CASES"
