@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "core/thread_clock.h"
 #include "core/proc_timers.h"
 #include "core/procwatch.h"
+#include "core/restore.h"
 #include "core/rseq.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -134,6 +136,17 @@ static int peek_queue(const struct ptimer_task *t, pid_t tid, bool shared, struc
 	return 0;
 }
 
+void ptimer_pending_drop_stale(struct ptimer_timer *tm)
+{
+	if (tm->pending && !tm->it_interval.sec && !tm->it_interval.nsec &&
+	    (tm->it_value.sec || tm->it_value.nsec)) {
+		ptimer_log(PTIMER_LOG_DEBUG, "timer %d: queued signal predates timer_settime(), the "
+			   "kernel drops it: not pending", tm->timer_id);
+		tm->pending = 0;
+		tm->pending_overrun = 0;
+	}
+}
+
 /*
  * Pending expiries: the timers whose signal is queued and not delivered.
  * A one-shot timer armed again after it fired has its queued signal
@@ -141,7 +154,7 @@ static int peek_queue(const struct ptimer_task *t, pid_t tid, bool shared, struc
  * posixtimer_deliver_signal(), Linux 6.13+): not pending.  Needs every
  * thread in a ptrace stop of ours (or of criu's, the plugin runs in it).
  */
-static int read_pending(const struct ptimer_task *t, struct ptimer_timer *timers, uint32_t n,
+static int read_pending(const struct ptimer_task *t, struct ptimer_timer *timers, uint32_t n, bool have_state,
 			struct ptimer_err *err)
 {
 	int ret = peek_queue(t, ptimer_task_runner(t), true, timers, n, err);
@@ -151,13 +164,8 @@ static int read_pending(const struct ptimer_task *t, struct ptimer_timer *timers
 	for (uint32_t i = 0; !ret && i < n; i++) {
 		struct ptimer_timer *tm = &timers[i];
 
-		if (tm->pending && !tm->it_interval.sec && !tm->it_interval.nsec &&
-		    (tm->it_value.sec || tm->it_value.nsec)) {
-			ptimer_log(PTIMER_LOG_DEBUG, "timer %d: queued signal predates timer_settime(), the "
-				   "kernel drops it: not pending", tm->timer_id);
-			tm->pending = 0;
-			tm->pending_overrun = 0;
-		}
+		if (have_state)
+			ptimer_pending_drop_stale(tm);
 		if (tm->pending)
 			ptimer_log(PTIMER_LOG_INFO, "timer %d: expired, signal %d queued and not delivered: "
 				   "recorded as a pending expiry", tm->timer_id, tm->signo);
@@ -230,7 +238,7 @@ static int dump_timers(struct ptimer_task *t, const struct ptimer_dump_opts *o, 
 	if (!ret && n && !have_state)
 		ret = ptimer_read_timer_state(t, timers, n, err);
 	if (!ret && n)
-		ret = read_pending(t, timers, n, err);
+		ret = read_pending(t, timers, n, true, err);
 	if (!ret && n)
 		ret = ptimer_find_clock_threads(t, timers, n, err);
 	for (uint32_t i = 0; i < n && !ret; i++) {
@@ -443,5 +451,151 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 	ptimer_procwatch_stop(w);
 	free(tids);
 	ptimer_image_free(&img);
+	return ret;
+}
+
+/* Does the kernel have the exact-ID prctl (Linux 6.15)?  GET changes nothing. */
+static bool kernel_exact_ids(void)
+{
+	return prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS, PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) >= 0;
+}
+
+/*
+ * The timers of timers[n] (translated) that translate_notify changed from
+ * what /proc showed (orig[n], same order): aimed at, or on the CPU clock
+ * of, a thread that is gone.  Made so in t too, each keeping its time (a
+ * dead clock's timer is disarmed: the kernel reaps it).  *done: made.
+ */
+static int replace_dead(struct ptimer_task *t, const struct ptimer_timer *orig, const struct ptimer_timer *timers,
+			uint32_t n, bool *done, struct ptimer_err *err)
+{
+	struct ptimer_timer *with;
+	uint32_t k = 0;
+	int ret = 0;
+
+	*done = false;
+	with = calloc(n, sizeof(*with));
+	if (!with)
+		return ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
+	for (uint32_t i = 0; i < n; i++)
+		if (timers[i].sigev_notify != orig[i].sigev_notify || timers[i].clock_id != orig[i].clock_id)
+			with[k++] = orig[i];
+	if (!k)
+		goto out;
+	ret = ptimer_read_timer_state(t, with, k, err);
+	for (uint32_t i = 0, j = 0; !ret && i < n; i++) {
+		if (timers[i].sigev_notify == orig[i].sigev_notify && timers[i].clock_id == orig[i].clock_id)
+			continue;
+		/* the translated timer, with the state read; a dead clock: disarmed */
+		struct ptimer_timer w = timers[i];
+
+		if (timers[i].clock_id == orig[i].clock_id) {
+			w.it_value = with[j].it_value;
+			w.it_interval = with[j].it_interval;
+		}
+		w.overrun = 0;
+		w.pending = 0;
+		w.pending_overrun = 0;
+		with[j++] = w;
+	}
+	if (!ret)
+		ret = ptimer_replace_timers(t, with, k, err);
+	if (!ret) {
+		*done = true;
+		ptimer_log(PTIMER_LOG_INFO, "process %d: %u timer%s that can never fire made SIGEV_NONE in the "
+			   "process itself, so that criu saves and restores %s", t->pid, k, k > 1 ? "s" : "",
+			   k > 1 ? "them" : "it");
+	}
+out:
+	free(with);
+	return ret;
+}
+
+int ptimer_dump_task_for_criu(struct ptimer_task *t, const struct ptimer_dump_opts *o, bool replace_dead_ok,
+			      struct ptimer_image *img, bool *criu_wrong, struct ptimer_err *err)
+{
+	struct ptimer_timer *timers = NULL, *orig = NULL, *sub = NULL;
+	bool dead = false, changed = false, replaced = false;
+	uint32_t n = 0, k = 0;
+	int ret;
+
+	memset(img, 0, sizeof(*img));
+	*criu_wrong = false;
+	ret = ptimer_proc_read_timers(t->pid, &timers, &n, err);
+	if (ret)
+		return ret;
+	if (n)
+		qsort(timers, n, sizeof(*timers), ptimer_timer_cmp_id);
+	orig = n ? malloc(n * sizeof(*orig)) : NULL;
+	if (n && !orig) {
+		ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
+		goto out;
+	}
+	if (n)
+		memcpy(orig, timers, n * sizeof(*orig));
+	for (uint32_t i = 0; i < n && !ret; i++) {
+		ret = translate_notify(t, &timers[i], o && o->strict, &dead, err);
+		changed = changed || timers[i].sigev_notify != orig[i].sigev_notify ||
+			  timers[i].clock_id != orig[i].clock_id;
+	}
+	if (!ret && changed) {
+		if (replace_dead_ok && kernel_exact_ids())
+			ret = replace_dead(t, orig, timers, n, &replaced, err);
+		if (!ret && !replaced) {
+			*criu_wrong = true;
+			ptimer_log(PTIMER_LOG_WARN, "process %d: criu saves such a timer as it is (in a pid namespace "
+				   "it cannot: \"Unable to convert the notify thread id\"), and only ptimer's restore "
+				   "makes it SIGEV_NONE%s", t->pid, replace_dead_ok ? "; this kernel lacks exact-ID "
+				   "timer_create (Linux 6.15) to make it so in the process now" : "");
+		}
+	}
+	if (!ret && n)
+		ret = read_pending(t, timers, n, false, err);
+	/* thread CPU clocks: ptimer_find_clock_threads wants their state */
+	for (uint32_t i = 0; !ret && i < n; i++)
+		k += ptimer_thread_clock(timers[i].clock_id);
+	if (!ret && k) {
+		sub = calloc(k, sizeof(*sub));
+		if (!sub)
+			ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", k);
+		for (uint32_t i = 0, j = 0; !ret && i < n; i++)
+			if (ptimer_thread_clock(timers[i].clock_id))
+				sub[j++] = timers[i];
+		if (!ret)
+			ret = ptimer_read_timer_state(t, sub, k, err);
+		for (uint32_t i = 0, j = 0; !ret && i < n; i++)
+			if (ptimer_thread_clock(timers[i].clock_id))
+				timers[i] = sub[j++];
+		if (!ret)
+			ret = ptimer_find_clock_threads(t, timers, n, err);
+	}
+	for (uint32_t i = 0; !ret && i < n; i++) {
+		struct ptimer_timer *tm = &timers[i];
+		pid_t cpu_pid = cpu_clock_pid(tm->clock_id);
+
+		/* the state is criu's (core-<pid>.img) */
+		memset(&tm->it_value, 0, sizeof(tm->it_value));
+		memset(&tm->it_interval, 0, sizeof(tm->it_interval));
+		tm->overrun = 0;
+		if (tm->sigev_notify == PTIMER_SIGEV_NONE) {
+			tm->pending = 0;
+			tm->pending_overrun = 0;
+		}
+		if (((tm->sigev_notify & PTIMER_SIGEV_THREAD_ID) && tm->notify_tid == t->vpid && t->vpid != t->pid) ||
+		    cpu_pid)
+			*criu_wrong = true;
+	}
+	if (ret)
+		goto out;
+	img->version = PTIMER_IMG_VERSION;
+	img->pid = t->vpid;
+	img->n_timers = n;
+	img->timers = timers;
+	img->state_in_core = 1;
+	timers = NULL;
+out:
+	free(timers);
+	free(orig);
+	free(sub);
 	return ret;
 }

@@ -68,6 +68,47 @@ int ptimer_dump_task_given(struct ptimer_task *t, const struct ptimer_dump_opts 
 			   uint32_t n, struct ptimer_image *img, struct ptimer_err *err);
 
 /*
+ * ptimer_pending_drop_stale - a one-shot timer armed again after it fired
+ * (it_value set, no it_interval) has its queued signal dropped by the
+ * kernel at delivery (timer_settime() bumps it_signal_seq, checked by
+ * posixtimer_deliver_signal(), Linux 6.13+): clear tm's pending mark then.
+ * Needs tm's timing state.
+ */
+void ptimer_pending_drop_stale(struct ptimer_timer *tm);
+
+/*
+ * ptimer_dump_task_for_criu - what the CRIU plugin records of t at
+ * CHECKPOINT_DEVICES (every thread stopped by criu, before criu saves the
+ * task: criu/seize.c checkpoint_devices()), so that its image is complete
+ * before criu hands the checkpoint on (post-dump script, lazy pages):
+ * /proc/PID/timers (IDs, clocks, notification; notify_tid in the process's
+ * own pid namespace), pending expiries (PTRACE_PEEKSIGINFO, nothing
+ * dequeued) and the thread each thread-CPU-clock timer measures
+ * (ptimer_find_clock_threads: the in-target blob runs only in a task that
+ * holds such timers).  The timing state is criu's own, which it saves in
+ * core-<pid>.img right after (img->state_in_core = 1: it_value,
+ * it_interval and overrun are 0 here; a pending mark is not yet checked
+ * against it, see ptimer_pending_drop_stale).
+ * A timer criu cannot save as it is, aimed at or on the CPU clock of a
+ * thread that has exited (criu 4.1/4.2 fail "Unable to convert the notify
+ * thread id" in a pid namespace, criu/timer.c, and elsewhere save a timer
+ * their restore cannot make): with o->strict -ESRCH; else, when
+ * replace_dead and the kernel has the exact-ID prctl, it is replaced in t
+ * by the SIGEV_NONE timer the dump keeps (ptimer_replace_timers), keeping
+ * its time, with a warning; otherwise only the image says SIGEV_NONE and
+ * *criu_wrong is set.  *criu_wrong is also set for what criu saves so that
+ * it restores it wrong: a SIGEV_THREAD_ID timer aimed at the leader of a
+ * task in a pid namespace (criu 4.1/4.2 save -1: criu/cr-dump.c
+ * dump_one_task() saves the timers before it knows the leader's tid
+ * there), a timer on a CPU clock that names a pid (criu does not map it).
+ * img->timers sorted by timer_id; threads untouched.  Returns 0, or with
+ * err set -ESRCH, -EXDEV (the CPU clock of another process), -ENOMEM, the
+ * -errno of ptimer_proc_read_timers or of running code in t.
+ */
+int ptimer_dump_task_for_criu(struct ptimer_task *t, const struct ptimer_dump_opts *o, bool replace_dead,
+			      struct ptimer_image *img, bool *criu_wrong, struct ptimer_err *err);
+
+/*
  * ptimer_dump - the CLI's whole dump: seize pid, ptimer_dump_task, release,
  * write DIR/ptimers-<vpid>.img atomically.  The process is released before
  * the image is written.  The image is consistent when nothing changed while

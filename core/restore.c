@@ -993,3 +993,44 @@ int ptimer_restore(pid_t pid, const char *image_path, const struct ptimer_restor
 	ptimer_image_free(&img);
 	return ret;
 }
+
+int ptimer_replace_timers(struct ptimer_task *t, const struct ptimer_timer *with, uint32_t n,
+			  struct ptimer_err *err)
+{
+	struct ptimer_image mini = {
+		.version = PTIMER_IMG_VERSION,
+		.pid = t->vpid,
+		.criu_mode = PTIMER_CRIU_TAKEOVER,
+		.n_timers = n,
+		.timers = (struct ptimer_timer *)with,
+	};
+	struct ptimer_restore_opts o = { .mode = PTIMER_RESTORE_EXACT };
+	struct ptimer_blob_args a = { .op = PTIMER_OP_ROLLBACK, .n_timers = n, .n_created = n };
+	struct ptimer_blob *b;
+	int ret, r;
+
+	if (!n)
+		return 0;
+	ret = ptimer_blob_open(&b, ptimer_task_runner(t), n, 0, err);
+	if (ret)
+		return ret;
+	ret = ptimer_blob_load(b, with, NULL, err);
+	if (!ret)
+		ret = ptimer_blob_call(b, &a, err);
+	if (!ret && a.result)
+		ret = ptimer_errf(err, a.result < 0 && a.result > -4096 ? (int)-a.result : EIO,
+				  "process %d: deleting timer %d to make it again failed: %s", t->pid,
+				  with[a.fail_index < n ? a.fail_index : 0].timer_id,
+				  a.result < 0 && a.result > -4096 ? strerror((int)-a.result) : "restorer fault");
+	r = ptimer_blob_close(b, ret ? NULL : err);
+	if (!ret)
+		ret = r;
+	if (ret)
+		return ret;
+	ret = ptimer_restore_task(t, &mini, &o, NULL, err);
+	if (ret)
+		ptimer_log(PTIMER_LOG_ERROR, "process %d: %u timer%s deleted could not be made again (%s): the "
+			   "process no longer holds timer %d%s", t->pid, n, n > 1 ? "s" : "", err->msg,
+			   with[0].timer_id, n > 1 ? " and others" : "");
+	return ret;
+}

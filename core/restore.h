@@ -132,6 +132,22 @@ int ptimer_rebind_clock_timers(struct ptimer_task *t, const struct ptimer_image 
 			       const struct ptimer_restore_opts *o, struct ptimer_err *err);
 
 /*
+ * ptimer_replace_timers - in t (all threads stopped), delete the timers
+ * with the IDs of with[n] and make each again from with[] (its clock,
+ * notification and timing), with its ID: the exact-ID prctl (kernel commit
+ * ec2d0c04624b, Linux 6.15), which the caller has checked the kernel has.
+ * For a timer criu cannot save as it is (one aimed at, or on the CPU clock
+ * of, a thread that has exited): the CRIU plugin makes it the SIGEV_NONE
+ * timer a dump keeps (core/dump.c), so that criu saves and restores it,
+ * and the process, which could never get a signal from it, behaves as
+ * before whether the dump goes on or not.  Returns 0, or with err set the
+ * -errno of running code in t, or of ptimer_restore_task (then the
+ * timers are gone from t: said in an error line).
+ */
+int ptimer_replace_timers(struct ptimer_task *t, const struct ptimer_timer *with, uint32_t n,
+			  struct ptimer_err *err);
+
+/*
  * ptimer_restore_slice_task - the rseq part of a restore alone (criu
  * "native" mode, where criu made the timers): prepare and apply below for
  * img's "enabled" threads in t (stopped); on failure the threads are left

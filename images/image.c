@@ -211,6 +211,8 @@ int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, u
 	head.n_timers = img->n_timers;
 	head.has_criu_mode = img->criu_mode != PTIMER_CRIU_NONE;
 	head.criu_mode = img->criu_mode;
+	head.has_state_in_core = img->state_in_core != 0;
+	head.state_in_core = img->state_in_core;
 	ret = head_threads(&head, img);
 	if (ret) {
 		ptimer_atomic_abort(&o.a);
@@ -372,6 +374,7 @@ static int parse_head(const char *path, const uint8_t *buf, size_t size, size_t 
 	img->pid = head->pid;
 	img->n_timers = head->n_timers;
 	img->criu_mode = head->has_criu_mode ? head->criu_mode : PTIMER_CRIU_NONE;
+	img->state_in_core = head->has_state_in_core ? head->state_in_core : 0;
 	ret = threads_from_head(path, head, img, err);
 	ptimer_head__free_unpacked(head, NULL);
 	if (ret)

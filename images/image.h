@@ -69,6 +69,9 @@ struct ptimer_image {
 	uint32_t version;	/* PTIMER_IMG_VERSION of the writer */
 	int32_t pid;		/* the process, in its own pid namespace */
 	uint32_t criu_mode;	/* enum ptimer_criu_mode */
+	uint32_t state_in_core;	/* 1: the timers' it_value, it_interval and
+				   overrun are criu's, in core-<pid>.img
+				   (written by the CRIU plugin); 0: here */
 	uint32_t n_timers;
 	struct ptimer_timer *timers;	/* malloc'ed, n_timers */
 	uint32_t n_threads;		/* 0: image without per-thread state */

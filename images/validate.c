@@ -324,6 +324,11 @@ int ptimer_image_validate(const struct ptimer_image *img, const char *what, stru
 				   "3 auto)",
 				   what, img->criu_mode);
 	}
+	if (img->state_in_core > 1 || (img->state_in_core && img->criu_mode == PTIMER_CRIU_NONE)) {
+		return ptimer_errf(err, EINVAL, "%s: state_in_core %" PRIu32 " %s", what, img->state_in_core,
+				   img->state_in_core > 1 ? "must be 0 or 1" : "without a criu_mode: only the "
+				   "CRIU plugin leaves the timers' state in criu's core image");
+	}
 	if (img->n_timers > PTIMER_IMG_MAX_TIMERS) {
 		return ptimer_errf(err, EINVAL, "%s: n_timers %" PRIu32 " exceeds the limit %u",
 				   what, img->n_timers, PTIMER_IMG_MAX_TIMERS);

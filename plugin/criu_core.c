@@ -74,7 +74,7 @@ static uint32_t get_u32(const uint8_t *p)
  * init, root mapped to an unprivileged host uid, opens its children's core
  * images).
  */
-static int replace_file(const char *path, const uint8_t *buf, size_t len, struct ptimer_err *err)
+static int replace_file(const char *path, const uint8_t *buf, size_t len, const char *keep, struct ptimer_err *err)
 {
 	char tmp[4200];
 	struct stat st;
@@ -96,8 +96,14 @@ static int replace_file(const char *path, const uint8_t *buf, size_t len, struct
 		ret = ptimer_errf(err, errno, "cannot rewrite %s: cannot give the new file criu's mode %04o: %s",
 				  path, st.st_mode & 07777, strerror(errno));
 	close(fd);
-	if (!ret && rename(tmp, path))
+	/* the original stays, under the name keep, to be put back */
+	if (!ret && keep && link(path, keep))
+		ret = ptimer_errf(err, errno, "cannot keep %s as %s: %s", path, keep, strerror(errno));
+	if (!ret && rename(tmp, path)) {
 		ret = ptimer_errf(err, errno, "cannot rewrite %s: %s", path, strerror(errno));
+		if (keep)
+			unlink(keep);
+	}
 	if (ret)
 		unlink(tmp);
 	return ret;
@@ -210,7 +216,7 @@ int ptimer_criu_core_timers(const struct ptimer_criu_core *c, struct ptimer_time
 	return 0;
 }
 
-int ptimer_criu_core_strip(struct ptimer_criu_core *c, struct ptimer_err *err)
+int ptimer_criu_core_strip(struct ptimer_criu_core *c, const char *keep, struct ptimer_err *err)
 {
 	CriuTaskTimersEntry *tt = core_timers(c);
 	size_t olen, rest = c->len - 12 - c->elen;
@@ -234,7 +240,7 @@ int ptimer_criu_core_strip(struct ptimer_criu_core *c, struct ptimer_err *err)
 	criu_core_entry__pack(c->core, out + 12);
 	/* whatever followed the entry stays */
 	memcpy(out + 12 + olen, c->buf + 12 + c->elen, rest);
-	ret = replace_file(c->path, out, 12 + olen + rest, err);
+	ret = replace_file(c->path, out, 12 + olen + rest, keep, err);
 	free(out);
 	return ret;
 }
@@ -249,7 +255,7 @@ int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed
 	if (ret)
 		return ret;
 	*removed = ptimer_criu_core_n_timers(c);
-	ret = ptimer_criu_core_strip(c, err);
+	ret = ptimer_criu_core_strip(c, NULL, err);
 	ptimer_criu_core_close(c);
 	return ret;
 }
@@ -265,5 +271,24 @@ int ptimer_criu_core_count_timers(const char *dir, pid_t vpid, uint32_t *count, 
 		return ret;
 	*count = ptimer_criu_core_n_timers(c);
 	ptimer_criu_core_close(c);
+	return 0;
+}
+
+int ptimer_criu_core_keep_path(char *buf, size_t len, const char *dir, pid_t vpid)
+{
+	int n = snprintf(buf, len, "%s/core-%d.img.with-timers", dir, vpid);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int ptimer_criu_core_put_back(const char *dir, pid_t vpid, struct ptimer_err *err)
+{
+	char keep[4096], path[4096];
+
+	if (ptimer_criu_core_keep_path(keep, sizeof(keep), dir, vpid))
+		return ptimer_errf(err, ENAMETOOLONG, "image directory name too long: %s", dir);
+	snprintf(path, sizeof(path), "%s/core-%d.img", dir, vpid);
+	if (rename(keep, path))
+		return ptimer_errf(err, errno, "cannot put %s back as %s: %s", keep, path, strerror(errno));
 	return 0;
 }

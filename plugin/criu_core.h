@@ -39,8 +39,12 @@ int ptimer_criu_core_count_timers(const char *dir, pid_t vpid, uint32_t *count, 
  * -EINVAL (an entry lacks a required field or is out of range), -ENOMEM.
  * ptimer_criu_core_strip - take tc.timers.posix out and write the file back
  * (temporary file + rename, no fsync: criu syncs none of its images); no
- * timers: the file is left alone.  Returns 0 or the -errno of the write
- * (-ENOSPC, -EACCES, -EPERM of fchown, ...).
+ * timers: the file is left alone.  With keep (ptimer_criu_core_keep_path),
+ * the original file stays under that name, a hard link made before the
+ * rename (one inode: owner and mode kept), for ptimer_criu_core_put_back.
+ * Returns 0 or the -errno of the write (-ENOSPC, -EACCES, -EROFS, -EPERM
+ * of fchown, -EEXIST: keep exists already, ...); on failure the file and
+ * the directory are as they were.
  * ptimer_criu_core_close - free; NULL is fine.
  */
 struct ptimer_criu_core;
@@ -48,7 +52,17 @@ int ptimer_criu_core_open(const char *dir, pid_t vpid, struct ptimer_criu_core *
 uint32_t ptimer_criu_core_n_timers(const struct ptimer_criu_core *c);
 int ptimer_criu_core_timers(const struct ptimer_criu_core *c, struct ptimer_timer **out, uint32_t *n,
 			    struct ptimer_err *err);
-int ptimer_criu_core_strip(struct ptimer_criu_core *c, struct ptimer_err *err);
+int ptimer_criu_core_strip(struct ptimer_criu_core *c, const char *keep, struct ptimer_err *err);
 void ptimer_criu_core_close(struct ptimer_criu_core *c);
+
+/*
+ * ptimer_criu_core_keep_path - "DIR/core-<vpid>.img.with-timers" into buf:
+ * where a restore keeps criu's core image while criu reads the stripped
+ * one.  Returns 0 or -ENAMETOOLONG.
+ * ptimer_criu_core_put_back - rename that file back over core-<vpid>.img
+ * (atomic).  Returns 0 or the -errno of rename (-ENOENT: nothing kept).
+ */
+int ptimer_criu_core_keep_path(char *buf, size_t len, const char *dir, pid_t vpid);
+int ptimer_criu_core_put_back(const char *dir, pid_t vpid, struct ptimer_err *err);
 
 #endif

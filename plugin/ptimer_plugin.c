@@ -5,44 +5,46 @@
  * before 6.15), and checks the result.
  *
  * Hooks (criu/include/criu-plugin.h, criu/plugin.c):
- *   CHECKPOINT_DEVICES(pid)   per task, tree frozen by criu (criu/seize.c
- *                             checkpoint_devices()): note the task's threads
- *                             (host and own-namespace tids) and their rseq
- *                             state
- *   exit(DUMP, 0)             after the core images are written, before the
- *                             tasks are resumed or killed: take the timers
- *                             criu saved in core-<vpid>.img, correct them
- *                             (ptimer_dump_task_given), write
- *                             ptimers-<vpid>.img, and take them out of the
- *                             core image
+ *   CHECKPOINT_DEVICES(pid)   per task, tree frozen by criu, before criu
+ *                             saves the task (criu/seize.c
+ *                             checkpoint_devices()): what criu does not save
+ *                             (ptimer_dump_task_for_criu: the thread a
+ *                             thread-CPU-clock timer measures, pending
+ *                             expiries, the threads' rseq state) goes to
+ *                             ptimers-<vpid>.img at once; the timers' timing
+ *                             is criu's, in the core-<vpid>.img criu writes
+ *                             next and which the plugin never changes at
+ *                             dump.  A timer criu cannot save (aimed at a
+ *                             thread that has exited) is made SIGEV_NONE in
+ *                             the task first, as ptimer dump keeps it.
+ *   init(RESTORE)             before criu reads any core image
+ *                             (criu/cr-restore.c cr_restore_tasks()): every
+ *                             ptimers image is read and its task's restore
+ *                             planned (prepare_restore); where ptimer, not
+ *                             criu, restores the timers, their timing is
+ *                             taken from core-<vpid>.img and criu is given
+ *                             that core image without them, the original
+ *                             kept beside it (core-<vpid>.img.with-timers)
  *   RESUME_DEVICES_LATE(pid)  per task after restore, tasks stopped by criu
  *                             at the exit of rt_sigreturn (criu/cr-restore.c):
- *                             recreate the timers inside the task
- * criu already read /proc/PID/timers and each timer's state (its parasite)
- * for every task: the plugin reads neither again and runs no code in a
- * task at dump.  A task with no timers and no rseq slice extension to
- * restore gets no image; its restore is one failed open.
+ *                             recreate the timers inside the task, or check
+ *                             and complete what criu made
+ *   exit(RESTORE)             every core image put back as criu wrote it
+ * So the checkpoint is complete when criu hands it on (the post-dump action
+ * script and the lazy page transfer run before the plugins' exit(DUMP):
+ * criu/cr-dump.c cr_dump_finish()), and a criu without ptimer restores it
+ * as it would have without ptimer.
  *
- * strict (PTIMER_STRICT=yes, or strict in the settings file) dumps as ptimer dump --strict
- * does, at CHECKPOINT_DEVICES (/proc/PID/timers plus a run of the blob in
- * the task): a timer aimed at a thread that is gone then fails the dump,
- * which exit(DUMP) cannot do (criu/cr-dump.c cr_dump_finish() ignores it).
- * Without it, a task whose timers cannot be taken over at exit(DUMP) (an
- * unreadable core image, the CPU clock of another process) keeps them in
- * its core image for criu to restore as it would alone, with an error in
- * criu's log.
- * Like CRIU's cuda plugin, it records itself in the inventory when it
- * dumped, so that a restore without it fails ("Missing required plugin")
- * instead of silently dropping timers.
+ * strict (PTIMER_STRICT=yes, or strict in the settings file) dumps as ptimer
+ * dump --strict does: a timer aimed at a thread that is gone fails the dump.
  *
  * Settings come from /etc/criu/ptimer.conf and criu's environment
  * (plugin/conf.h).  criu-mode auto (the default) leaves to criu the timers
- * it saved right when criu is 4.2+ on a kernel with the exact-ID prctl (its
- * restorer then makes exact IDs itself, at no cost a task) and takes the
- * others over; a restore by a criu that cannot make exact IDs takes them all
- * over at init (take_over_auto_images).  criu-mode takeover always takes
- * them over; native (PTIMER_CRIU_MODE=native) always leaves them to criu and
- * at restore verifies what criu made.
+ * it saved right when the restoring criu is 4.2+ on a kernel with the
+ * exact-ID prctl (its restorer then makes exact IDs itself, at no cost a
+ * task) and takes the others over.  criu-mode takeover always takes them
+ * over; native (PTIMER_CRIU_MODE=native) always leaves them to criu and at
+ * restore verifies what criu made.
  *
  * Its errors and warnings carry criu's own tags, "Error (FILE:LINE): " and
  * "Warn  (FILE:LINE): " (criu's pr_err/pr_warn), so that what greps criu's
@@ -59,6 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -81,23 +84,51 @@
 /* Exported by the criu binary (criu/log.c, criu/image.c). */
 extern void print_on_level(unsigned int loglevel, const char *format, ...)
 	__attribute__((format(printf, 2, 3)));
-extern int add_inventory_plugin(const char *name) __attribute__((weak));
 extern bool check_and_remove_inventory_plugin(const char *name, size_t n) __attribute__((weak));
 
 /* criu/include/log.h levels */
 enum { CRIU_LOG_ERROR = 1, CRIU_LOG_WARN = 2, CRIU_LOG_INFO = 3, CRIU_LOG_DEBUG = 4 };
 
 static struct ptimer_plugin_conf conf = { .criu_mode = PTIMER_CRIU_AUTO };
-static bool in_inventory __attribute__((unused));
 
-/* A task seen at CHECKPOINT_DEVICES, finished at exit(DUMP). */
-struct dumped_task {
-	struct ptimer_task t;		/* adopted: criu holds it stopped */
-	struct ptimer_image img;	/* threads (rseq) now, timers at exit */
-	bool written;			/* strict: image written already */
+/*
+ * A task's restore, planned at init (prepare_restore) for
+ * RESUME_DEVICES_LATE: its image (with the timing from criu's core image
+ * where the plan needs it) and who restores its timers.
+ */
+enum how {
+	HOW_CRIU,	/* criu makes them (exact IDs itself); ptimer completes */
+	HOW_VERIFY,	/* criu makes them; ptimer checks, then completes */
+	HOW_PTIMER,	/* ptimer makes them; criu's core image has none */
 };
-static struct dumped_task *dumped;
-static size_t n_dumped;
+struct planned {
+	pid_t vpid;
+	enum how how;
+	bool kept;		/* core-<vpid>.img.with-timers to put back at exit */
+	struct ptimer_image img;
+};
+static struct planned *plan;
+static size_t n_plan;
+
+/*
+ * Timers of a task in a pid namespace aimed at its leader
+ * (SIGEV_THREAD_ID): criu 4.1/4.2 save the leader's tid there before they
+ * know it (criu/seize.c collect_threads() leaves item->threads[0].ns[0].virt
+ * unset until criu/cr-dump.c dump_task_threads(), after the timers): the
+ * dump fails "Unable to convert the notify thread id" when that memory
+ * happens to be 0, and saves a tid no restore can aim at otherwise.  The
+ * plugin aims them at the process (SIGEV_SIGNAL, which the kernel gives the
+ * leader first: complete_signal()) from CHECKPOINT_DEVICES to exit(DUMP),
+ * where it aims them at the leader again; its image keeps them as they are.
+ */
+struct reaimed {
+	pid_t pid;			/* host pid */
+	uint32_t n;
+	struct ptimer_timer *orig;	/* as the image keeps them */
+};
+static struct reaimed *reaimed;
+static size_t n_reaimed;
+static int dir_lock = -1;	/* the image directory, flock()ed while a core image is stripped */
 
 static void criu_log(int level, const char *where, const char *msg)
 {
@@ -213,7 +244,7 @@ static const char *criu_mode_name(enum ptimer_criu_mode m)
 	return m == PTIMER_CRIU_NATIVE ? "native" : m == PTIMER_CRIU_AUTO ? "auto" : "takeover";
 }
 
-static void take_over_auto_images(void);
+static int prepare_restore(void);
 
 static int ptimer_plugin_init(int stage)
 {
@@ -241,98 +272,12 @@ static int ptimer_plugin_init(int stage)
 		return -1;
 	}
 #endif
-	/* Our inventory mark: we are here, so the restore may go on. */
+	/* the mark older ptimer dumps left in the inventory: we are here */
 	if (stage == CR_PLUGIN_STAGE__RESTORE && check_and_remove_inventory_plugin)
 		check_and_remove_inventory_plugin(PLUGIN_NAME, strlen(PLUGIN_NAME));
-	if (stage == CR_PLUGIN_STAGE__DUMP && conf.criu_mode == PTIMER_CRIU_AUTO && !conf.strict) {
-		can_criu_restore_exact();
-		ptimer_log(PTIMER_LOG_INFO, "criu-mode auto: %s: %s", criu_exact_why,
-			   criu_exact ? "criu keeps the timers it saved right, ptimer takes over the rest"
-				      : "ptimer takes every task's timers over");
-	}
 	if (stage == CR_PLUGIN_STAGE__RESTORE)
-		take_over_auto_images();
+		return prepare_restore();
 	return 0;
-}
-
-/*
- * Restore init: images written in auto mode left the timers in criu's core
- * images for a criu that makes exact IDs itself.  When this criu, on this
- * kernel, does not, take each such task's timers over before criu reads its
- * core image (criu/cr-restore.c reads them after the plugins' init): the
- * ptimers image is rewritten as takeover first, then the timers leave the
- * core image, so that a crash between the two leaves the restore failing
- * ("already has timer IDs") rather than timers lost.  criu-mode takeover
- * in the restore's settings asks for the same whatever criu can do.  Nothing
- * is read when criu can do it: the fast path costs one `criu --version`.
- */
-static void take_over_auto_images(void)
-{
-	struct ptimer_err err;
-	char dir[64], path[4096];
-	const char *why = criu_exact_why;
-	struct dirent *de;
-	unsigned int n = 0;
-	DIR *d;
-
-	if (can_criu_restore_exact()) {
-		if (conf.criu_mode != PTIMER_CRIU_TAKEOVER)
-			return;
-		why = "criu-mode takeover in the restore's settings";
-	}
-	image_dir(dir, sizeof(dir));
-	d = opendir(dir);
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		struct ptimer_image img;
-		uint32_t removed = 0;
-		int vpid, end = 0;
-
-		if (sscanf(de->d_name, "ptimers-%d.img%n", &vpid, &end) != 1 || de->d_name[end])
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (ptimer_image_read(path, &img, &err))
-			continue;	/* RESUME_DEVICES_LATE reports it */
-		if (img.criu_mode != PTIMER_CRIU_AUTO) {
-			ptimer_image_free(&img);
-			continue;
-		}
-		img.criu_mode = PTIMER_CRIU_TAKEOVER;
-		if (ptimer_image_write_flags(path, &img, PTIMER_IMG_NOSYNC, &err) ||
-		    ptimer_criu_core_strip_timers(dir, vpid, &removed, &err))
-			ptimer_log(PTIMER_LOG_WARN, "task vpid %d: %s: %s; criu restores its timers as it would "
-				   "without ptimer", vpid, why, err.msg);
-		else
-			n++;
-		ptimer_image_free(&img);
-	}
-	closedir(d);
-	if (n)
-		ptimer_log(PTIMER_LOG_INFO, "%s: ptimer restores the timers of %u task%s itself (images "
-			   "written in criu-mode auto, now takeover)", why, n, n > 1 ? "s" : "");
-}
-
-static __attribute__((unused)) struct dumped_task *new_dumped(void)
-{
-	struct dumped_task *v = realloc(dumped, (n_dumped + 1) * sizeof(*v));
-
-	if (!v)
-		return NULL;
-	dumped = v;
-	memset(&dumped[n_dumped], 0, sizeof(*dumped));
-	return &dumped[n_dumped++];
-}
-
-static void free_dumped(void)
-{
-	for (size_t i = 0; i < n_dumped; i++) {
-		ptimer_task_release(&dumped[i].t);
-		ptimer_image_free(&dumped[i].img);
-	}
-	free(dumped);
-	dumped = NULL;
-	n_dumped = 0;
 }
 
 /* A thread whose slice extension restore must enable again
@@ -345,7 +290,6 @@ static bool slice_to_restore(const struct ptimer_image *img)
 	return false;
 }
 
-/* Anything for restore to do: timers, or a slice extension. */
 /* Timers on a thread's own CPU clock whose thread the dump found out. */
 static bool clock_timers(const struct ptimer_image *img)
 {
@@ -355,12 +299,14 @@ static bool clock_timers(const struct ptimer_image *img)
 	return false;
 }
 
-static bool worth_an_image(const struct ptimer_image *img)
+/* Anything for restore to do: timers, or a slice extension. */
+static __attribute__((unused)) bool worth_an_image(const struct ptimer_image *img)
 {
 	return img->n_timers || slice_to_restore(img);
 }
 
-static int write_image(struct ptimer_image *img, enum ptimer_criu_mode mode, struct ptimer_err *err)
+static __attribute__((unused)) int write_image(struct ptimer_image *img, enum ptimer_criu_mode mode,
+						struct ptimer_err *err)
 {
 	char dir[64], path[4096];
 
@@ -370,45 +316,140 @@ static int write_image(struct ptimer_image *img, enum ptimer_criu_mode mode, str
 	return ptimer_image_write_flags(path, img, PTIMER_IMG_NOSYNC, err);
 }
 
+/* Is the timer aimed at the leader of a task in a pid namespace? */
+static bool at_ns_leader(const struct ptimer_task *t, const struct ptimer_timer *tm)
+{
+	return (tm->sigev_notify & PTIMER_SIGEV_THREAD_ID) && tm->notify_tid == t->vpid && t->vpid != t->pid;
+}
+
+/*
+ * Aim img's timers at the ns leader (see struct reaimed) at the process
+ * instead, in t, with their timing; remembered for aim_back_all().  Without
+ * the exact-ID prctl they stay, with a warning: criu may fail the dump.
+ * Returns 0 or -errno (err set).
+ */
+static __attribute__((unused)) int reaim_leader_timers(struct ptimer_task *t, const struct ptimer_image *img,
+						      struct ptimer_err *err)
+{
+	struct ptimer_timer *orig = NULL, *with = NULL;
+	struct reaimed *v;
+	uint32_t k = 0;
+	int ret;
+
+	for (uint32_t i = 0; i < img->n_timers; i++)
+		k += at_ns_leader(t, &img->timers[i]);
+	if (!k)
+		return 0;
+	if (prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS, PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) < 0) {
+		ptimer_log(PTIMER_LOG_WARN, "task %d: %u timers aimed at the leader of a task in a pid namespace, "
+			   "which criu 4.1/4.2 may fail to dump (\"Unable to convert the notify thread id\"); this "
+			   "kernel lacks exact-ID timer_create (Linux 6.15) to aim them elsewhere meanwhile", t->pid, k);
+		return 0;
+	}
+	orig = calloc(k, sizeof(*orig));
+	with = calloc(k, sizeof(*with));
+	v = realloc(reaimed, (n_reaimed + 1) * sizeof(*v));
+	if (!orig || !with || !v) {
+		free(orig);
+		free(with);
+		if (v)
+			reaimed = v;
+		return ptimer_errf(err, ENOMEM, "out of memory");
+	}
+	reaimed = v;
+	k = 0;
+	for (uint32_t i = 0; i < img->n_timers; i++)
+		if (at_ns_leader(t, &img->timers[i]))
+			orig[k++] = img->timers[i];
+	ret = ptimer_read_timer_state(t, orig, k, err);
+	for (uint32_t i = 0; !ret && i < k; i++) {
+		with[i] = orig[i];
+		with[i].sigev_notify = PTIMER_SIGEV_SIGNAL;
+		with[i].pending = 0;
+		with[i].pending_overrun = 0;
+	}
+	if (!ret)
+		ret = ptimer_replace_timers(t, with, k, err);
+	free(with);
+	if (ret) {
+		free(orig);
+		return ret;
+	}
+	reaimed[n_reaimed++] = (struct reaimed){ .pid = t->pid, .n = k, .orig = orig };
+	ptimer_log(PTIMER_LOG_INFO, "task %d: %u timer%s aimed at its leader, in a pid namespace, aimed at the "
+		   "process while criu saves it (criu cannot save the leader's tid there)", t->pid, k,
+		   k > 1 ? "s" : "");
+	return 0;
+}
+
+/*
+ * exit(DUMP), the tasks still held by criu, whether they are killed or go
+ * on next: every re-aimed timer is aimed at its leader again, with the
+ * timing it has now.
+ */
+static void aim_back_all(void)
+{
+	for (size_t i = 0; i < n_reaimed; i++) {
+		struct reaimed *r = &reaimed[i];
+		struct ptimer_task t;
+		struct ptimer_err err;
+		int ret = ptimer_task_adopt(&t, r->pid, &err);
+
+		if (!ret) {
+			ret = ptimer_read_timer_state(&t, r->orig, r->n, &err);
+			for (uint32_t j = 0; !ret && j < r->n; j++)
+				r->orig[j].overrun = 0;
+			if (!ret)
+				ret = ptimer_replace_timers(&t, r->orig, r->n, &err);
+			ptimer_task_release(&t);
+		}
+		if (ret)
+			ptimer_log(PTIMER_LOG_ERROR, "task %d: aiming %u timers at its leader again: %s", r->pid,
+				   r->n, err.msg);
+		free(r->orig);
+	}
+	free(reaimed);
+	reaimed = NULL;
+	n_reaimed = 0;
+}
+
 #ifdef PTIMER_HAVE_CHECKPOINT_DEVICES
 static int ptimer_plugin_checkpoint(int pid)
 {
 	struct ptimer_dump_opts o = { .strict = conf.strict };
-	struct dumped_task *d = new_dumped();
+	enum ptimer_criu_mode mode = conf.criu_mode;
+	struct ptimer_image img = { 0 };
+	struct ptimer_task t;
 	struct ptimer_err err;
+	bool criu_wrong = false;
 	int ret;
 
-	if (!d) {
-		ptimer_log(PTIMER_LOG_ERROR, "task %d: out of memory", pid);
-		return -1;
-	}
-	ret = ptimer_task_adopt(&d->t, pid, &err);
+	ret = ptimer_task_adopt(&t, pid, &err);
 	if (ret)
 		goto fail;
-	if (o.strict) {
-		/* all of it now, so that a refusal still fails the dump */
-		ret = ptimer_dump_task(&d->t, &o, &d->img, &err);
-		if (!ret && worth_an_image(&d->img)) {
-			/* strict reads the timers itself: ptimer restores them */
-			ret = write_image(&d->img, conf.criu_mode == PTIMER_CRIU_NATIVE ? PTIMER_CRIU_NATIVE :
-					  PTIMER_CRIU_TAKEOVER, &err);
-			d->written = !ret;
-		}
-	} else {
-		ret = ptimer_dump_threads(&d->t, NULL, &d->img, &err);
-		d->img.pid = d->t.vpid;
+	/* native: criu restores them as it saved them, so leave the task be */
+	ret = ptimer_dump_task_for_criu(&t, &o, mode != PTIMER_CRIU_NATIVE, &img, &criu_wrong, &err);
+	if (!ret && mode != PTIMER_CRIU_NATIVE)
+		ret = reaim_leader_timers(&t, &img, &err);
+	if (!ret)
+		ret = ptimer_dump_threads(&t, NULL, &img, &err);
+	if (!ret && mode == PTIMER_CRIU_AUTO && criu_wrong)
+		mode = PTIMER_CRIU_TAKEOVER;
+	if (!ret && worth_an_image(&img)) {
+		ret = write_image(&img, mode, &err);
+		if (!ret)
+			ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): %u POSIX timers saved to ptimers-%d.img (%s)",
+				   t.pid, t.vpid, img.n_timers, t.vpid,
+				   mode == PTIMER_CRIU_NATIVE ? "criu restores them, ptimer verifies" :
+				   mode == PTIMER_CRIU_AUTO ? "criu-mode auto: criu restores them where it makes exact "
+							      "IDs itself, else ptimer" :
+				   criu_wrong ? "ptimer restores them: criu would not restore them right" :
+						"ptimer restores them");
 	}
-	if (ret)
-		goto fail;
-	if (conf.criu_mode != PTIMER_CRIU_NATIVE && !in_inventory) {
-		if (!add_inventory_plugin || add_inventory_plugin(PLUGIN_NAME)) {
-			ptimer_log(PTIMER_LOG_ERROR, "cannot record the plugin in criu's inventory (this criu "
-				   "has no add_inventory_plugin: use criu 4.0 or later, or criu-mode native)");
-			return -1;
-		}
-		in_inventory = true;
-	}
-	return 0;
+	ptimer_image_free(&img);
+	ptimer_task_release(&t);
+	if (!ret)
+		return 0;
 fail:
 	ptimer_log(PTIMER_LOG_ERROR, "task %d: %s", pid, err.msg);
 	return ret < 0 ? ret : -1;
@@ -427,107 +468,292 @@ static void __attribute__((constructor)) ptimer_plugin_trim_hooks(void)
 #endif
 
 /*
- * One task after criu wrote its core image: the timers criu saved, corrected
- * and written to ptimers-<vpid>.img; in takeover mode then taken out of the
- * core image, so that criu does not restore them itself.  The core image is
- * edited only once our image is written: a failure leaves criu's timers for
- * criu to restore as it would alone.
+ * The image directory locked (flock, blocking): held from the first core
+ * image stripped, or kept core image found, to exit(RESTORE), so that a
+ * second restore of the same directory never reads a core image another
+ * one has stripped.  Returns 0 or -errno.
  */
+static int lock_dir(const char *dir, struct ptimer_err *err)
+{
+	if (dir_lock >= 0)
+		return 0;
+	dir_lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir_lock < 0)
+		return ptimer_errf(err, errno, "cannot open the image directory to lock it: %s", strerror(errno));
+	while (flock(dir_lock, LOCK_EX) < 0) {
+		if (errno == EINTR)
+			continue;
+		ptimer_errf(err, errno, "cannot lock the image directory: %s", strerror(errno));
+		close(dir_lock);
+		dir_lock = -1;
+		return -errno;
+	}
+	return 0;
+}
+
 /*
- * Did criu save the timers so that it restores them right by itself?  Not
- * when a timer aims at a thread criu did not write as one of the task's
- * (criu 4.1/4.2 write -1 for a pid-namespace leader: see
- * ptimer_dump_task_given), or counts the CPU time of one thread (its tid
- * is in clock_id, and criu does not map it to the restored tid).
+ * Put every stripped core image back as criu wrote it (exit, or a failed
+ * init).  Through our own descriptor of the directory: criu has closed its
+ * own by exit(RESTORE).
  */
-static bool criu_saved_right(const struct ptimer_task *t, const struct ptimer_timer *timers, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		if ((timers[i].sigev_notify & PTIMER_SIGEV_THREAD_ID) &&
-		    (timers[i].notify_tid <= 0 || !ptimer_task_host_tid(t, timers[i].notify_tid)))
-			return false;
-		if (timers[i].clock_id < 0 && ~(timers[i].clock_id >> 3))
-			return false;
-	}
-	return true;
-}
-
-static int finish_task(struct dumped_task *d, const char *dir, struct ptimer_err *err)
-{
-	struct ptimer_dump_opts o = { 0 };
-	struct ptimer_criu_core *c = NULL;
-	/* strict read the timers itself at CHECKPOINT_DEVICES: ptimer's */
-	enum ptimer_criu_mode mode = conf.strict && conf.criu_mode == PTIMER_CRIU_AUTO ? PTIMER_CRIU_TAKEOVER :
-				     conf.criu_mode;
-	struct ptimer_timer *timers;
-	uint32_t n;
-	int ret;
-
-	ret = ptimer_criu_core_open(dir, d->t.vpid, &c, err);
-	if (ret)
-		return ret;
-	if (d->written) {
-		/* strict: ours is written; criu's copy only goes */
-		n = d->img.n_timers;
-		goto strip;
-	}
-	ret = ptimer_criu_core_timers(c, &timers, &n, err);
-	if (!ret && mode == PTIMER_CRIU_AUTO && !(criu_exact > 0 && criu_saved_right(&d->t, timers, n)))
-		mode = PTIMER_CRIU_TAKEOVER;
-	if (!ret)
-		ret = ptimer_dump_task_given(&d->t, &o, timers, n, &d->img, err);
-	if (ret || !worth_an_image(&d->img))
-		goto out;
-	ret = write_image(&d->img, mode, err);
-	if (ret)
-		goto out;
-	ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): %u POSIX timers saved to ptimers-%d.img (%s)",
-		   d->t.pid, d->t.vpid, n, d->t.vpid,
-		   mode == PTIMER_CRIU_NATIVE ? "criu restores them, ptimer verifies" :
-		   mode == PTIMER_CRIU_AUTO ? "criu-mode auto: criu restores them where it makes exact IDs itself, "
-					      "else ptimer" : "ptimer restores them");
-strip:
-	if (mode == PTIMER_CRIU_TAKEOVER && ptimer_criu_core_n_timers(c)) {
-		ret = ptimer_criu_core_strip(c, err);
-		if (ret) {
-			/* criu's timers stay; ours must not be restored on top of them */
-			char path[4096];
-
-			ptimer_image_path(path, sizeof(path), dir, d->t.vpid);
-			unlink(path);
-		} else {
-			ptimer_log(PTIMER_LOG_DEBUG, "core-%d.img: %u POSIX timers handed to ptimer", d->t.vpid, n);
-		}
-	}
-out:
-	ptimer_criu_core_close(c);
-	return ret;
-}
-
-static void ptimer_plugin_exit(int stage, int ret)
+static void put_back_all(void)
 {
 	struct ptimer_err err;
 	char dir[64];
 
-	if (stage == CR_PLUGIN_STAGE__DUMP && ret == 0) {
-		image_dir(dir, sizeof(dir));
-		for (size_t i = 0; i < n_dumped; i++)
-			if (finish_task(&dumped[i], dir, &err))
-				ptimer_log(PTIMER_LOG_ERROR, "task %d (vpid %d): %s; its timers stay in "
-					   "core-%d.img for criu to restore as it would without ptimer",
-					   dumped[i].t.pid, dumped[i].t.vpid, err.msg, dumped[i].t.vpid);
+	snprintf(dir, sizeof(dir), "/proc/self/fd/%d", dir_lock);
+	for (size_t i = 0; i < n_plan; i++) {
+		if (!plan[i].kept)
+			continue;
+		if (ptimer_criu_core_put_back(dir, plan[i].vpid, &err))
+			ptimer_log(PTIMER_LOG_ERROR, "%s: core-%d.img now holds no POSIX timers; before restoring "
+				   "these images without ptimer, rename core-%d.img.with-timers to core-%d.img",
+				   err.msg, plan[i].vpid, plan[i].vpid, plan[i].vpid);
+		plan[i].kept = false;
 	}
-	free_dumped();
+	if (dir_lock >= 0) {
+		close(dir_lock);
+		dir_lock = -1;
+	}
+}
+
+static void free_plan(void)
+{
+	for (size_t i = 0; i < n_plan; i++)
+		ptimer_image_free(&plan[i].img);
+	free(plan);
+	plan = NULL;
+	n_plan = 0;
+}
+
+static int cmp_vpid(const void *a, const void *b)
+{
+	const struct planned *x = a, *y = b;
+
+	return (x->vpid > y->vpid) - (x->vpid < y->vpid);
+}
+
+static struct planned *planned_of(pid_t vpid)
+{
+	struct planned key = { .vpid = vpid };
+
+	return n_plan ? bsearch(&key, plan, n_plan, sizeof(*plan), cmp_vpid) : NULL;
+}
+
+/*
+ * A restore that did not finish (criu killed) left core-<vpid>.img
+ * stripped and criu's own beside it: put it back first, whatever this
+ * restore then does with it.
+ */
+static int recover_kept(const char *dir, const pid_t *vpids, size_t n, struct ptimer_err *err)
+{
+	int ret = n ? lock_dir(dir, err) : 0;
+
+	for (size_t i = 0; !ret && i < n; i++) {
+		char keep[4096];
+
+		ptimer_criu_core_keep_path(keep, sizeof(keep), dir, vpids[i]);
+		if (access(keep, F_OK))
+			continue;	/* another restore, which held the lock, put it back */
+		ret = ptimer_criu_core_put_back(dir, vpids[i], err);
+		if (!ret)
+			ptimer_log(PTIMER_LOG_WARN, "core-%d.img.with-timers: left by a restore that did not finish; "
+				   "put back as core-%d.img", vpids[i], vpids[i]);
+	}
+	return ret;
+}
+
+/*
+ * The timing of img's timers from criu's core image c (by ID: the same
+ * timers, the plugin saved its image while criu held the task stopped,
+ * before criu saved it).  A timer whose clock the image changed (the CPU
+ * clock of a thread gone: CLOCK_MONOTONIC, disarmed) keeps none.  Then
+ * the pending marks are checked against it (ptimer_pending_drop_stale).
+ */
+static int fill_state(struct ptimer_image *img, const struct ptimer_criu_core *c, pid_t vpid,
+		      struct ptimer_err *err)
+{
+	struct ptimer_timer *ct = NULL;
+	uint32_t nc = 0;
+	int ret = ptimer_criu_core_timers(c, &ct, &nc, err);
+
+	if (ret)
+		return ret;
+	if (nc)
+		qsort(ct, nc, sizeof(*ct), ptimer_timer_cmp_id);
+	if (nc != img->n_timers)
+		ret = ptimer_errf(err, EINVAL, "core-%d.img holds %u POSIX timers, ptimers-%d.img %u: they are not "
+				  "of the same dump; dump again", vpid, nc, vpid, img->n_timers);
+	for (uint32_t i = 0; !ret && i < img->n_timers; i++) {
+		struct ptimer_timer *tm = &img->timers[i];
+		const struct ptimer_timer *f = bsearch(tm, ct, nc, sizeof(*ct), ptimer_timer_cmp_id);
+
+		if (!f) {
+			ret = ptimer_errf(err, EINVAL, "core-%d.img has no timer %d, which ptimers-%d.img holds: they "
+					  "are not of the same dump; dump again", vpid, tm->timer_id, vpid);
+			break;
+		}
+		if (f->clock_id == tm->clock_id) {
+			tm->it_value = f->it_value;
+			tm->it_interval = f->it_interval;
+			tm->overrun = f->overrun;
+		}
+		ptimer_pending_drop_stale(tm);
+	}
+	free(ct);
+	return ret;
+}
+
+/*
+ * One task's plan: who restores its timers, and what that needs of criu's
+ * core image (read for the timing, stripped for ptimer to restore).
+ */
+static int plan_task(struct planned *p, const char *dir, bool exact, struct ptimer_err *err)
+{
+	struct ptimer_image *img = &p->img;
+	struct ptimer_criu_core *c = NULL;
+	bool need_state, strip;
+	int ret;
+
+	if (img->criu_mode == PTIMER_CRIU_NATIVE)
+		p->how = HOW_VERIFY;
+	else if (img->criu_mode == PTIMER_CRIU_AUTO && exact && conf.criu_mode != PTIMER_CRIU_TAKEOVER)
+		p->how = HOW_CRIU;
+	else
+		p->how = HOW_PTIMER;
+	/* older ptimer's takeover images: the timing is here, the core has none */
+	need_state = img->state_in_core && img->n_timers &&
+		     (p->how != HOW_CRIU || ptimer_image_pending(img) || clock_timers(img));
+	strip = p->how == HOW_PTIMER && (img->state_in_core || img->criu_mode == PTIMER_CRIU_AUTO);
+	if (!need_state && !strip)
+		return 0;
+	ret = ptimer_criu_core_open(dir, p->vpid, &c, err);
+	if (!ret && need_state)
+		ret = fill_state(img, c, p->vpid, err);
+	if (!ret && strip && ptimer_criu_core_n_timers(c)) {
+		char keep[4096];
+
+		ret = lock_dir(dir, err);
+		if (!ret)
+			ret = ptimer_criu_core_keep_path(keep, sizeof(keep), dir, p->vpid);
+		if (!ret)
+			ret = ptimer_criu_core_strip(c, keep, err);
+		if (!ret) {
+			p->kept = true;
+		} else if (img->state_in_core) {
+			/* a read-only directory: criu makes them, as it saved them */
+			ptimer_log(PTIMER_LOG_WARN, "task vpid %d: %s; criu restores its timers as it saved them "
+				   "and ptimer checks them", p->vpid, err->msg);
+			p->how = HOW_VERIFY;
+			ret = 0;
+		}
+	}
+	ptimer_criu_core_close(c);
+	return ret;
+}
+
+/*
+ * Restore init: read every ptimers image of the directory and plan each
+ * task's restore before criu reads any core image.  criu-mode auto images
+ * leave the timers to a criu that makes exact IDs itself (one `criu
+ * --version`, one prctl); otherwise ptimer restores them, and criu reads a
+ * core image without them.  Returns 0, or -1 with an error line: criu then
+ * fails the restore at once, the directory as it was.
+ */
+static int prepare_restore(void)
+{
+	struct ptimer_err err;
+	char dir[64], path[4096];
+	pid_t *kept = NULL;
+	size_t n_kept = 0, cap = 0, kcap = 0;
+	struct dirent *de;
+	bool exact;
+	int ret = 0, auto_seen = 0;
+	DIR *d;
+
+	image_dir(dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while (!ret && (de = readdir(d))) {
+		int vpid, end = 0;
+
+		if (sscanf(de->d_name, "core-%d.img.with-timers%n", &vpid, &end) == 1 && !de->d_name[end]) {
+			if (n_kept == kcap) {
+				pid_t *v = realloc(kept, (kcap = kcap ? 2 * kcap : 16) * sizeof(*v));
+
+				if (!v) {
+					ret = ptimer_errf(&err, ENOMEM, "out of memory");
+					break;
+				}
+				kept = v;
+			}
+			kept[n_kept++] = vpid;
+			continue;
+		}
+		if (sscanf(de->d_name, "ptimers-%d.img%n", &vpid, &end) != 1 || de->d_name[end])
+			continue;
+		if (n_plan == cap) {
+			struct planned *v = realloc(plan, (cap = cap ? 2 * cap : 16) * sizeof(*v));
+
+			if (!v) {
+				ret = ptimer_errf(&err, ENOMEM, "out of memory");
+				break;
+			}
+			plan = v;
+		}
+		memset(&plan[n_plan], 0, sizeof(*plan));
+		plan[n_plan].vpid = vpid;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		ret = ptimer_image_read(path, &plan[n_plan].img, &err);
+		if (!ret) {
+			auto_seen |= plan[n_plan].img.criu_mode == PTIMER_CRIU_AUTO;
+			n_plan++;
+		}
+	}
+	closedir(d);
+	if (!ret)
+		ret = recover_kept(dir, kept, n_kept, &err);
+	free(kept);
+	if (n_plan)
+		qsort(plan, n_plan, sizeof(*plan), cmp_vpid);
+	auto_seen = auto_seen || (n_plan && conf.criu_mode == PTIMER_CRIU_AUTO);
+	exact = auto_seen && can_criu_restore_exact();
+	if (!ret && auto_seen)
+		ptimer_log(PTIMER_LOG_INFO, "criu-mode auto: %s: %s", criu_exact_why,
+			   exact && conf.criu_mode != PTIMER_CRIU_TAKEOVER ?
+			   "criu restores the timers it saved right, ptimer the rest" :
+			   exact ? "but criu-mode takeover in the restore's settings: ptimer restores every task's timers" :
+			   "ptimer restores every task's timers");
+	for (size_t i = 0; !ret && i < n_plan; i++)
+		ret = plan_task(&plan[i], dir, exact, &err);
+	if (ret) {
+		ptimer_log(PTIMER_LOG_ERROR, "%s", err.msg);
+		put_back_all();
+		free_plan();
+		return -1;
+	}
+	return 0;
+}
+
+static void ptimer_plugin_exit(int stage, int ret)
+{
+	(void)ret;
+	if (stage == CR_PLUGIN_STAGE__DUMP)
+		aim_back_all();
+	if (stage == CR_PLUGIN_STAGE__RESTORE) {
+		put_back_all();
+		free_plan();
+	}
 }
 
 static int ptimer_plugin_resume_late(int pid)
 {
 	struct ptimer_restore_opts o = { .mode = conf.restore_mode, .rseq_slice = conf.rseq_slice };
 	struct ptimer_restore_stats st;
-	struct ptimer_image img;
 	struct ptimer_task t;
 	struct ptimer_err err;
-	char dir[64], path[4096];
+	struct planned *p;
 	pid_t vpid = ptimer_proc_nspid(pid, pid);
 	int ret;
 
@@ -537,69 +763,48 @@ static int ptimer_plugin_resume_late(int pid)
 		ptimer_log(PTIMER_LOG_ERROR, "task %d: cannot read its pid namespace view (NSpid)", pid);
 		return -1;
 	}
-	image_dir(dir, sizeof(dir));
-	ptimer_image_path(path, sizeof(path), dir, vpid);
-	/* one open: a task with nothing to restore has no image */
-	ret = ptimer_image_read(path, &img, &err);
-	if (ret == -ENOENT) {
+	/* planned at init: a task with nothing to restore has no image */
+	p = planned_of(vpid);
+	if (!p) {
 		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): no ptimers-%d.img, nothing to do", pid, vpid, vpid);
 		return 0;
 	}
-	if (ret)
-		goto fail;
-	if (img.criu_mode == PTIMER_CRIU_AUTO) {
-		/*
-		 * Still auto at this point: take_over_auto_images() found that
-		 * this criu makes exact IDs itself, and it has made them (it
-		 * checks each ID it gets: criu/pie/restorer.c).  Only the rseq
-		 * slice extension is ptimer's to restore.
-		 */
-		ret = 0;
-		if (slice_to_restore(&img) || ptimer_image_pending(&img) || clock_timers(&img)) {
-			ret = ptimer_task_adopt(&t, pid, &err);
-			if (!ret) {
-				ret = ptimer_restore_slice_task(&t, &img, &o, &err);
-				if (!ret)
-					ret = ptimer_rebind_clock_timers(&t, &img, &o, &err);
-				if (!ret)
-					ret = ptimer_criu_pending(&t, &img, &err);
-				ptimer_task_release(&t);
-			}
-		}
-		if (!ret)
-			ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): criu restored its %u POSIX timers "
-				   "(criu-mode auto)", pid, vpid, img.n_timers);
-		ptimer_image_free(&img);
-		if (!ret)
-			return 0;
-		goto fail;
+	if (p->how == HOW_CRIU && !slice_to_restore(&p->img) && !ptimer_image_pending(&p->img) &&
+	    !clock_timers(&p->img)) {
+		/* criu made them with exact IDs (it checks each ID it gets:
+		 * criu/pie/restorer.c); nothing is ptimer's */
+		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): criu restored its %u POSIX timers (criu-mode auto)",
+			   pid, vpid, p->img.n_timers);
+		return 0;
 	}
 	ret = ptimer_task_adopt(&t, pid, &err);
-	if (!ret) {
-		if (img.criu_mode == PTIMER_CRIU_NATIVE) {
-			ret = ptimer_verify_task(&t, &img, &o, &err);
-			if (!ret)
-				ret = ptimer_restore_slice_task(&t, &img, &o, &err);
-			if (!ret)
-				ret = ptimer_rebind_clock_timers(&t, &img, &o, &err);
-			if (!ret)
-				ret = ptimer_criu_pending(&t, &img, &err);
-			if (!ret)
-				ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): the %u timers criu restored match "
-					   "the image", pid, vpid, img.n_timers);
-		} else {
-			ret = ptimer_restore_task(&t, &img, &o, &st, &err);
-			if (!ret)
-				ret = ptimer_criu_pending(&t, &img, &err);
-			if (!ret)
-				ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): %u POSIX timers restored, %s "
-					   "mode, %.3f ms", pid, vpid, img.n_timers,
-					   st.mode == PTIMER_MODE_LINEAR ? "linear" : "exact-ID",
-					   (double)st.ns_total / 1e6);
-		}
-		ptimer_task_release(&t);
+	if (ret)
+		goto fail;
+	if (p->how == HOW_PTIMER) {
+		ret = ptimer_restore_task(&t, &p->img, &o, &st, &err);
+		if (!ret)
+			ret = ptimer_criu_pending(&t, &p->img, &err);
+		if (!ret)
+			ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): %u POSIX timers restored, %s mode, %.3f ms",
+				   pid, vpid, p->img.n_timers, st.mode == PTIMER_MODE_LINEAR ? "linear" : "exact-ID",
+				   (double)st.ns_total / 1e6);
+	} else {
+		if (p->how == HOW_VERIFY)
+			ret = ptimer_verify_task(&t, &p->img, &o, &err);
+		if (!ret)
+			ret = ptimer_restore_slice_task(&t, &p->img, &o, &err);
+		if (!ret)
+			ret = ptimer_rebind_clock_timers(&t, &p->img, &o, &err);
+		if (!ret)
+			ret = ptimer_criu_pending(&t, &p->img, &err);
+		if (!ret && p->how == HOW_VERIFY)
+			ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): the %u timers criu restored match the image",
+				   pid, vpid, p->img.n_timers);
+		else if (!ret)
+			ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): criu restored its %u POSIX timers "
+				   "(criu-mode auto)", pid, vpid, p->img.n_timers);
 	}
-	ptimer_image_free(&img);
+	ptimer_task_release(&t);
 	if (!ret)
 		return 0;
 fail:

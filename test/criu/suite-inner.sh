@@ -217,8 +217,7 @@ scenario() {
 		else
 			fail "$name/plugin-verified" "no 'ptimer: ... match the image' in restore.log: $(logtail "$img/restore.log")"
 		fi ;;
-	*PTIMER_CRIU_MODE=takeover* | *PTIMER_STRICT=yes*)
-		# strict reads the timers itself at dump: ptimer restores them
+	*PTIMER_CRIU_MODE=takeover*)
 		plugin_restored "$name" "$img" ;;
 	*)
 		# criu-mode auto (the default): criu 4.2 on a kernel with the
@@ -243,18 +242,19 @@ plugin_restored() {
 	fi
 }
 
-# auto_decision NAME IMG: the dump log says what criu-mode auto decided, and
-# it is what this criu and kernel call for; AUTO_EXACT yes or no.
+# auto_decision NAME IMG: the restore log says what criu-mode auto decided
+# (at restore: the restoring criu is what counts), and it is what this criu
+# and kernel call for; AUTO_EXACT yes or no.
 auto_decision() {
 	local line want=no
-	line=$(grep -o 'ptimer: criu-mode auto: .*' "$2/dump.log" | head -n1)
+	line=$(grep -o 'ptimer: criu-mode auto: .*' "$2/restore.log" | head -n1)
 	case $CRIU_VERSION in
 	4.[2-9]* | [5-9].*) "$INST/usr/bin/ptimer" check 2>/dev/null | grep -q '^exact timer IDs.* yes ' && want=yes ;;
 	esac
 	AUTO_EXACT=no
 	case $line in
 	*"restores exact timer IDs itself"*) AUTO_EXACT=yes ;;
-	"") fail "$1/auto-decision" "no 'ptimer: criu-mode auto: ...' in dump.log"; return 1 ;;
+	"") fail "$1/auto-decision" "no 'ptimer: criu-mode auto: ...' in restore.log"; return 1 ;;
 	esac
 	if [ "$AUTO_EXACT" = "$want" ]; then
 		pass "$1/auto-decision (criu $CRIU_VERSION): ${line#ptimer: criu-mode auto: }"
@@ -484,29 +484,37 @@ case_rseq() {
 	kill_wait "$RPID"
 }
 
-# Images made with the plugin, restored without it: criu must refuse
-# ("Missing required plugin", from the plugin's mark in inventory.img).
-# criu checks the mark only when it has a plugin directory: --libdir (here an
-# empty one), $CRIU_LIBS_DIR, or an existing /usr/lib/criu (criu/plugin.c
-# cr_plugin_init() returns before check_inventory_plugins() otherwise).
+# Images made with the plugin, restored by criu without it: a checkpoint
+# criu alone restores as it would have without ptimer (the plugin leaves
+# criu's core images as criu wrote them), or fails as criu alone does;
+# never a process without its timers.  With an empty plugin directory, and
+# with none at all (Debian's criu package makes no /usr/lib/criu: criu then
+# skips its "Missing required plugin" check, criu/plugin.c cr_plugin_init()).
+# The mix scenario's image (scenario mix, an earlier case, restored once
+# with the plugin already: the core images are back as criu wrote them).
 no_plugin() {  # NAME LOG [CRIU-ARGS]
 	local name=$1 log=$2
 	shift 2
+	# the restored process waits for D/restored again, to be read and killed
+	rm -f "$W/mix/restored" "$W/mix/criu.done"
 	restore "$MIX_IMG" -v4 -o "$log" "$@"
 	if [ "$RC" -eq 0 ]; then
-		fail "$name" "criu restore of a plugin dump without the plugin succeeded (pid $RPID, $(grep -c '^ID:' "/proc/$RPID/timers" 2>/dev/null) timers left): the process runs without its POSIX timers"
+		proc_timers "$RPID" >"$W/mix/timers.$log"
+		if cmp -s "$W/mix/timers.before" "$W/mix/timers.$log"; then
+			pass "$name: criu alone restored the $(wc -l <"$W/mix/timers.before") timers of the plugin's checkpoint, as before the dump"
+		else
+			fail "$name" "criu alone restored the plugin's checkpoint with other timers: $(diff "$W/mix/timers.before" "$W/mix/timers.$log" | grep '^[<>]' | head -n 4 | tr '\n' ' ')"
+		fi
 		kill_wait "$RPID"
-	elif grep -q 'Missing required plugin' "$MIX_IMG/$log"; then
-		pass "$name: fails with '$(grep -o 'Missing required plugin.*' "$MIX_IMG/$log" | head -n1 | cut -c1-80)'"
+	elif grep -q "Can't create posix timer" "$MIX_IMG/$log"; then
+		pass "$name: fails as criu alone does: $(grep -o "Can't create posix timer.*" "$MIX_IMG/$log" | head -n1 | cut -c1-80)"
 	else
-		fail "$name" "restore failed (exit $RC) but not with 'Missing required plugin': $(logtail "$MIX_IMG/$log")"
+		fail "$name" "criu restore without the plugin failed (exit $RC), not as criu alone does: $(logtail "$MIX_IMG/$log")"
 	fi
 }
-# case_no_plugin: the mix scenario's image (scenario mix, an earlier case)
-# restored with an empty plugin directory, and with none.
 MIX_IMG=$W/mix.img
 case_no_plugin() {
-	if [ ! -d "$MIX_IMG" ]; then
+	if [ ! -d "$MIX_IMG" ] || [ ! -s "$W/mix/timers.before" ]; then
 		fail "no-plugin-restore" "no mix image to restore"
 		return
 	fi
@@ -515,11 +523,7 @@ case_no_plugin() {
 	if [ -e /usr/lib/criu ]; then
 		skip "no-plugin-restore/no-plugin-dir" "/usr/lib/criu exists in this root"
 	else
-		# criu limitation, not ours: with no plugin directory at all it
-		# never reads the inventory's plugin list (README "CRIU plugin").
-		restore "$MIX_IMG" -v4 -o restore-noplugindir.log
-		[ "$RC" -eq 0 ] && kill_wait "$RPID"
-		skip "no-plugin-restore/no-plugin-dir" "criu $CRIU_VERSION with no plugin directory skips its inventory check (criu/plugin.c cr_plugin_init), restore exit $RC; install the plugin into /usr/lib/criu so that criu always has one"
+		no_plugin no-plugin-restore/no-plugin-dir restore-noplugindir.log
 	fi
 }
 
@@ -583,16 +587,18 @@ userns_tree() {
 	fi
 }
 
-# The stripped core image: one idle process (zdtm_timers setup SCENARIO:
-# every thread sleeps in pause(); the scenario has no timer that fires, so
-# no signal turns up pending in one dump and not the other) dumped three
-# times: A and B native with --leave-running (core images left
-# as criu wrote them), C takeover (the plugin strips the timers).  Decoded
-# with crit: A and B must be equal once tc.timers.posix is deleted (the
-# control: the method sees no other difference between two dumps), A must
-# hold the timers, C none, and C must equal A with tc.timers.posix deleted.
+# The core images: one idle process (zdtm_timers setup SCENARIO: every
+# thread sleeps in pause(); the scenario has no timer that fires, so no
+# signal turns up pending in one dump and not the other) dumped three
+# times: A and B native with --leave-running, C takeover.  Decoded with
+# crit: A and B must be equal once tc.timers.posix is deleted (the control:
+# the method sees no other difference between two dumps), A must hold the
+# timers, C as many, and C must equal A but for the timers' remaining
+# time: the plugin changes no core image at dump.  C's restore (the plugin
+# restores the timers, criu reads its core image without them) must leave
+# the core images as they were.
 crit_case() {  # SCENARIO
-	local name=core-strip-$1 pid f base
+	local name=core-strip-$1 pid f base sum
 	start "$name" setup "$1" plain || return 1
 	pid=$PID
 	proc_timers "$pid" >"$D/timers.before"
@@ -619,11 +625,20 @@ crit_case() {  # SCENARIO
 		grep -Ev '^(ok|bad) ' "$D.diff" | sed 's/^/# /'
 		grep -q '^FAIL ' "$D.res" || fail "$name/core-diff" "core-diff.py failed with no 'bad' line: $(oneline "$D.diff")"
 	fi
-	# C restores (the plugin brings the timers back) to the same timers
+	# C restores (the plugin takes the timers out of the core image criu
+	# reads, and brings them back itself) to the same timers, and leaves
+	# criu's core images as they were
+	sum=$(cat "$D.C"/core-*.img | sha256sum)
 	restore "$D.C" --libdir "$LIBDIR" -v4 -o restore.log
 	if [ "$RC" -ne 0 ]; then
-		fail "$name/restore" "criu restore of the stripped dump: exit $RC: $(logtail "$D.C/restore.log")"
+		fail "$name/restore" "criu restore of the takeover dump: exit $RC: $(logtail "$D.C/restore.log")"
 		return 1
+	fi
+	plugin_restored "$name" "$D.C"
+	if [ "$(cat "$D.C"/core-*.img | sha256sum)" = "$sum" ] && ! ls "$D.C"/*.with-timers >/dev/null 2>&1; then
+		pass "$name/cores-put-back: every core image as criu wrote it after the restore, nothing left beside"
+	else
+		fail "$name/cores-put-back" "the core images changed, or a copy was left: $(ls "$D.C" | tr '\n' ' ')"
 	fi
 	proc_timers "$RPID" >"$D/timers.after"
 	if cmp -s "$D/timers.before" "$D/timers.after"; then
@@ -642,32 +657,175 @@ case_core_strip() {
 	crit_case cpuclocks	# two threads (two core images), CPU-clock timers
 }
 
-# criu-mode auto at restore: images that left the timers to criu are taken
+# criu-mode auto at restore: images that leave the timers to criu are taken
 # over when the restoring criu cannot make exact IDs itself (criu 4.1, a
 # kernel before 6.15) or when the restore's settings say takeover.  Here the
-# second: a dump that left them to criu 4.2, restored with
-# PTIMER_CRIU_MODE=takeover: the plugin rewrites its image, strips the core
-# image and restores the timers itself.
+# second: a default dump restored with PTIMER_CRIU_MODE=takeover: the plugin
+# takes the timers out of the core image criu reads and restores them itself.
 case_auto_fallback() {
 	local name=auto-fallback img
 	start "$name" criu stride plain || return 1
 	img=$D.img
 	dump "$name" "$img" -- --libdir "$LIBDIR" || { kill_wait "$PID"; return 1; }
-	auto_decision "$name" "$img" || { kill_wait "$PID"; return 1; }
-	if [ "$AUTO_EXACT" != yes ]; then
-		skip "$name/restore" "criu $CRIU_VERSION here: the dump took the timers over already"
-		kill_wait "$PID"
-		return 0
-	fi
 	PTIMER_CRIU_MODE=takeover restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
 	if [ "$RC" -ne 0 ]; then
 		fail "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
 		return 1
 	fi
-	check "$name/taken-over-at-restore" "no 'now takeover' line in restore.log: $(logtail "$img/restore.log")" \
-		grep -q 'ptimer: criu-mode takeover in the restore.s settings: ptimer restores the timers of 1 task itself' "$img/restore.log"
+	auto_decision "$name" "$img" || { kill_wait "$RPID"; return 1; }
+	if [ "$AUTO_EXACT" = yes ]; then
+		check "$name/taken-over-at-restore" "no 'but criu-mode takeover in the restore's settings' in restore.log: $(logtail "$img/restore.log")" \
+			grep -q "ptimer: criu-mode auto: .*but criu-mode takeover in the restore.s settings" "$img/restore.log"
+	else
+		skip "$name/taken-over-at-restore" "criu $CRIU_VERSION here: ptimer restores them whatever the settings"
+	fi
 	plugin_restored "$name" "$img"
 	collect "$name"
+}
+
+# Migration tools ship the images from criu's post-dump action script,
+# which criu runs before the plugins' exit(DUMP) (criu/cr-dump.c
+# cr_dump_finish()); lazy migration sends them on at the same point.  The
+# copy made there must be the whole checkpoint: every file as at the end of
+# the dump (but criu's log and statistics), ptimers images included, and
+# restored from it the process checks its timers (threads as pid 1 of its
+# own pid namespace: its leader holds a SIGEV_THREAD_ID timer at itself,
+# which criu alone cannot restore).
+case_post_dump_copy() {
+	local name=post-dump-copy img copy script=$W/post-dump-copy.sh d
+	start "$name" criu threads pidns || return 1
+	img=$D.img copy=$D.copy
+	rm -rf "$copy"
+	printf '#!/bin/sh\n[ "$CRTOOLS_SCRIPT_ACTION" = post-dump ] || exit 0\ncp -a "$CRTOOLS_IMAGE_DIR/." "%s"\n' \
+		"$copy" >"$script"
+	chmod +x "$script"
+	dump "$name" "$img" -- --libdir "$LIBDIR" --action-script "$script" || { kill_wait "$PID"; return 1; }
+	d=$(diff -rq -x dump.log -x dump.out -x 'stats-*' "$copy" "$img" 2>&1)
+	check "$name/copy-complete" "the post-dump copy differs from the finished dump: $(echo "$d" | head -n 3 | tr '\n' ' ')" \
+		test -z "$d"
+	check "$name/copy-has-ptimers-image" "no ptimers-*.img in the post-dump copy: $(ls "$copy" | tr '\n' ' ')" \
+		compgen -G "$copy/ptimers-*.img"
+	restore "$copy" --libdir "$LIBDIR" -v4 -o restore.log
+	if [ "$RC" -ne 0 ]; then
+		fail "$name/restore" "criu restore of the post-dump copy: exit $RC: $(logtail "$copy/restore.log")"
+		return 1
+	fi
+	pass "$name/restore (${RTIME} s)"
+	collect "$name"
+}
+
+# A timer aimed at a thread that has exited, in a pid namespace: criu alone
+# cannot dump it ("Unable to convert the notify thread id", criu/timer.c).
+# The plugin makes it SIGEV_NONE in the process at CHECKPOINT_DEVICES,
+# before criu saves it (the timer could never signal anyone: the process
+# behaves the same), so the dump and the restore succeed.  With
+# --leave-running the original runs on and checks its own timers (the same
+# checks, the exited thread's timer as SIGEV_NONE), then the image is
+# restored beside it (a pid namespace of its own) and checks itself too.
+case_exited_pidns() {  # NAME [CRIU-ARGS]
+	local name=$1 img
+	shift
+	start "$name" criu exited pidns || return 1
+	img=$D.img
+	dump "$name" "$img" -- --libdir "$LIBDIR" "$@" || { kill_wait "$PID"; return 1; }
+	check "$name/made-none-in-process" "no 'made SIGEV_NONE in the process itself' in dump.log: $(logtail "$img/dump.log")" \
+		grep -q 'ptimer: process [0-9]*: 1 timer that can never fire made SIGEV_NONE in the process itself' "$img/dump.log"
+	case " $* " in
+	*" --leave-running "*)
+		RPID=$PID
+		collect "$name/original" || return 1
+		rm -f "$D/restored" "$D/criu.done" "$D/criu.result" ;;
+	esac
+	restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
+	if [ "$RC" -ne 0 ]; then
+		fail "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
+		return 1
+	fi
+	pass "$name/restore (${RTIME} s)"
+	collect "$name"
+}
+# criu alone on the same: noted, not counted (criu's failure, not ours).
+case_exited_pidns_alone() {
+	start exited-pidns-alone criu exited pidns || return
+	if timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$PID" -D "$D.img" -v4 -o dump.log >/dev/null 2>&1 </dev/null; then
+		note "criu alone dumped the exited-thread timer in a pid namespace (the known criu failure is gone in $CRIU_VERSION)"
+		wait_until 100 gone "$PID"
+	else
+		note "criu alone on the exited-thread timer in a pid namespace fails as known: $(grep -m1 -o 'Unable to convert the notify thread id.*' "$D.img/dump.log" || logtail "$D.img/dump.log")"
+		kill_wait "$PID"
+	fi
+}
+
+# One checkpoint, restored again and again: with the plugin twice (each
+# time it takes the timers out of the core images criu reads, when it
+# restores them itself, and puts them back), after a restore that did not
+# finish (simulated: a core image left stripped, criu's own beside it as
+# core-PID.img.with-timers; the plugin puts it back first), by criu alone
+# (empty plugin directory), and with the plugin from a read-only bind of the
+# directory (it cannot take the timers out there: criu restores them as it
+# saved them, the plugin checks them).  Each restore must give the timers
+# /proc/PID/timers showed before the dump; the images stay as criu wrote them.
+restored_same() {  # NAME IMG
+	local name=$1 img=$2
+	if [ "$RC" -ne 0 ]; then
+		fail "$name" "criu restore exit $RC: $(logtail "$img/restore.log")"
+		return 1
+	fi
+	proc_timers "$RPID" >"$D/timers.after"
+	if cmp -s "$D/timers.before" "$D/timers.after"; then
+		pass "$name: $(wc -l <"$D/timers.after") timers as before the dump (${RTIME} s)"
+	else
+		fail "$name" "/proc/PID/timers differ: $(diff "$D/timers.before" "$D/timers.after" | grep '^[<>]' | head -n 4 | tr '\n' ' ')"
+	fi
+	kill_wait "$RPID"
+}
+case_reuse() {
+	local name=reuse img sum core ro
+	start "$name" criu stride plain || return 1
+	img=$D.img ro=$D.ro
+	proc_timers "$PID" >"$D/timers.before"
+	dump "$name" "$img" -- --libdir "$LIBDIR" || { kill_wait "$PID"; return 1; }
+	core=$img/core-$PID.img
+	sum=$(cat "$img"/core-*.img | sha256sum)
+	restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
+	restored_same "$name/plugin-1" "$img"
+	restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
+	restored_same "$name/plugin-2" "$img"
+	# the state a killed restore leaves (when ptimer restores the timers)
+	if crit decode -i "$core" -o "$D/core.json" 2>"$D/crit.err" &&
+		python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+for e in d["entries"]:
+    e.get("tc", {}).get("timers", {}).pop("posix", None)
+json.dump(d, open(sys.argv[1], "w"))' "$D/core.json" &&
+		crit encode -i "$D/core.json" -o "$D/core.stripped" 2>>"$D/crit.err" &&
+		ln "$core" "$core.with-timers" && mv "$D/core.stripped" "$core"; then
+		restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
+		check "$name/after-killed-restore/put-back" "no 'left by a restore that did not finish' in restore.log: $(logtail "$img/restore.log")" \
+			grep -q "ptimer: core-$PID.img.with-timers: left by a restore that did not finish; put back" "$img/restore.log"
+		restored_same "$name/after-killed-restore" "$img"
+	else
+		fail "$name/after-killed-restore" "cannot make a stripped core image with crit: $(oneline "$D/crit.err")"
+	fi
+	mkdir -p "$W/empty-libdir"
+	restore "$img" --libdir "$W/empty-libdir" -v4 -o restore-alone.log
+	restored_same "$name/criu-alone" "$img"
+	if [ "$(cat "$img"/core-*.img | sha256sum)" = "$sum" ] && ! compgen -G "$img/*.with-timers" >/dev/null; then
+		pass "$name/cores-as-criu-wrote-them: after four restores"
+	else
+		fail "$name/cores-as-criu-wrote-them" "the core images changed, or a copy was left: $(ls "$img" | tr '\n' ' ')"
+	fi
+	mkdir -p "$ro" "$W/ro-work"
+	if mount --bind "$img" "$ro" && mount -o remount,bind,ro "$ro"; then
+		rm -f "$W/ro-work/restored.pid"
+		timeout -s KILL "$CRIU_TIMEOUT" criu restore -D "$ro" -W "$W/ro-work" -d --pidfile "$W/ro-work/restored.pid" \
+			--libdir "$LIBDIR" -v4 -o restore.log >"$W/ro-work/restore.out" 2>&1
+		RC=$? RPID=$(cat "$W/ro-work/restored.pid" 2>/dev/null) RTIME=-
+		restored_same "$name/read-only" "$W/ro-work"
+		umount "$ro"
+	else
+		fail "$name/read-only" "cannot bind-mount the image directory read-only"
+	fi
 }
 
 # A test program that checks itself after a criu restore, role criu
@@ -909,6 +1067,11 @@ CASES=(
 	case_stress:native-stress:PTIMER_CRIU_MODE=native
 	case_stress:stress-alone
 	case_core_strip
+	case_post_dump_copy
+	case_exited_pidns:exited-pidns
+	case_exited_pidns:leave-running-pidns:--leave-running
+	case_exited_pidns_alone
+	case_reuse
 )
 [ -n "${PTIMER_CRIU_CASES:-}" ] && read -ra CASES <<<"$PTIMER_CRIU_CASES"
 run_cases prepare "${CASES[@]}"

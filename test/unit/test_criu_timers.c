@@ -278,7 +278,7 @@ int main(void)
 	ptimer_image_free(&img);
 
 	/* strip: the timers go, every other byte stays */
-	ret = ptimer_criu_core_strip(c, &err);
+	ret = ptimer_criu_core_strip(c, NULL, &err);
 	CHECK("criu-core/strip", ret == 0, "%d %s", ret, err.msg);
 	ptimer_criu_core_close(c);
 	snprintf(path, sizeof(path), "%s/core-1.img", dir);
@@ -298,11 +298,62 @@ int main(void)
 		struct stat s1, s2;
 
 		stat(path, &s1);
-		ret = ptimer_criu_core_strip(c, &err);
+		ret = ptimer_criu_core_strip(c, NULL, &err);
 		stat(path, &s2);
 		CHECK("criu-core/strip-nothing", ret == 0 && s1.st_ino == s2.st_ino, "%d ino %lu %lu", ret,
 		      (unsigned long)s1.st_ino, (unsigned long)s2.st_ino);
 		ptimer_criu_core_close(c);
+	}
+
+	/* strip keeping criu's file beside it, then put it back: byte for byte */
+	write_core(dir, 4, v, 2);
+	snprintf(path, sizeof(path), "%s/core-4.img", dir);
+	{
+		char keep[4096];
+		size_t orig_len, kept_len, back_len, stripped_len;
+		uint8_t *orig = malloc(8192), *kept = malloc(8192), *back = malloc(8192);
+		struct stat s0, s1;
+
+		{
+			const uint8_t *x = slurp(path, &orig_len);
+
+			memcpy(orig, x, orig_len);
+		}
+
+		stat(path, &s0);
+		ptimer_criu_core_keep_path(keep, sizeof(keep), dir, 4);
+		ret = ptimer_criu_core_open(dir, 4, &c, &err);
+		if (!ret) {
+			ret = ptimer_criu_core_strip(c, keep, &err);
+			ptimer_criu_core_close(c);
+		}
+		{
+			const uint8_t *x = slurp(keep, &kept_len);
+
+			memcpy(kept, x, kept_len);
+		}
+		slurp(path, &stripped_len);
+		stat(keep, &s1);
+		CHECK("criu-core/strip-keeps-original", ret == 0 && kept_len == orig_len &&
+		      !memcmp(kept, orig, orig_len) && s1.st_ino == s0.st_ino && stripped_len < orig_len,
+		      "%d '%s' kept %zu orig %zu stripped %zu", ret, err.msg, kept_len, orig_len, stripped_len);
+		/* a second strip with the same keep is refused, nothing changed */
+		ret = ptimer_criu_core_open(dir, 4, &c, &err);
+		CHECK("criu-core/strip-nothing-again", ret == 0 && ptimer_criu_core_n_timers(c) == 0, "%d", ret);
+		ptimer_criu_core_close(c);
+		ret = ptimer_criu_core_put_back(dir, 4, &err);
+		{
+			const uint8_t *x = slurp(path, &back_len);
+
+			memcpy(back, x, back_len);
+		}
+		CHECK("criu-core/put-back", ret == 0 && back_len == orig_len && !memcmp(back, orig, orig_len) &&
+		      access(keep, F_OK) != 0, "%d '%s' %zu vs %zu", ret, err.msg, back_len, orig_len);
+		ret = ptimer_criu_core_put_back(dir, 4, &err);
+		CHECK("criu-core/put-back-nothing", ret == -ENOENT, "%d", ret);
+		free(orig);
+		free(kept);
+		free(back);
 	}
 
 	/* a value out of range is refused, naming the file */

@@ -193,6 +193,7 @@ static void sample_image(struct ptimer_image *img, struct ptimer_timer *t)
 	img->version = PTIMER_IMG_VERSION;
 	img->pid = 123;
 	img->criu_mode = PTIMER_CRIU_NONE;
+	img->state_in_core = 0;
 	img->n_timers = N_SAMPLE;
 	img->timers = t;
 	img->n_threads = 0;
@@ -307,7 +308,30 @@ static void test_round_trip(void)
 	ret = ret ? ret : ptimer_image_read(path, &got, &err);
 	CHECK("write: overwrite with 2 timers reads back 2", ret == 0 && got.n_timers == 2,
 	      "ret %d n_timers %u: %s", ret, got.n_timers, err.msg);
+	CHECK("read: no criu_mode, state_in_core 0 when not written", ret == 0 && got.criu_mode == 0 &&
+	      got.state_in_core == 0, "criu_mode %u state_in_core %u", got.criu_mode, got.state_in_core);
 	ptimer_image_free(&got);
+
+	/* The plugin's image: the timing in criu's core image, said so. */
+	img.criu_mode = PTIMER_CRIU_AUTO;
+	img.state_in_core = 1;
+	ret = ptimer_image_write(path, &img, &err);
+	ret = ret ? ret : ptimer_image_read(path, &got, &err);
+	CHECK("write/read: criu_mode 3 and state_in_core 1 kept", ret == 0 && got.criu_mode == PTIMER_CRIU_AUTO &&
+	      got.state_in_core == 1, "ret %d criu_mode %u state_in_core %u: %s", ret, got.criu_mode,
+	      got.state_in_core, err.msg);
+	ptimer_image_free(&got);
+	img.criu_mode = PTIMER_CRIU_NONE;
+	ret = ptimer_image_write(path, &img, &err);
+	CHECK("write: state_in_core without a criu_mode refused", ret == -EINVAL && strstr(err.msg, "state_in_core"),
+	      "ret %d: %s", ret, err.msg);
+	img.state_in_core = 2;
+	img.criu_mode = PTIMER_CRIU_TAKEOVER;
+	ret = ptimer_image_write(path, &img, &err);
+	CHECK("write: state_in_core 2 refused", ret == -EINVAL && strstr(err.msg, "must be 0 or 1"),
+	      "ret %d: %s", ret, err.msg);
+	img.state_in_core = 0;
+	img.criu_mode = PTIMER_CRIU_NONE;
 
 	/* No timers at all is a valid image. */
 	img.n_timers = 0;
