@@ -217,13 +217,13 @@ out:
 }
 
 /*
- * What both dumps do to the timers: sort them, translate each notification
- * (translate_notify), read the timing state inside t unless the caller has
- * it already, and disarm the timers whose CPU clock is gone.  timers is
- * freed on failure.
+ * ptimer_dump_task's work on the timers: sort them, translate each
+ * notification (translate_notify), read the timing state inside t, the
+ * pending expiries and the threads of thread-CPU-clock timers, and disarm
+ * the timers whose CPU clock is gone.  timers is freed on failure.
  */
 static int dump_timers(struct ptimer_task *t, const struct ptimer_dump_opts *o, struct ptimer_timer *timers,
-		       uint32_t n, bool have_state, struct ptimer_err *err)
+		       uint32_t n, struct ptimer_err *err)
 {
 	bool *dead;
 	int ret = 0;
@@ -235,7 +235,7 @@ static int dump_timers(struct ptimer_task *t, const struct ptimer_dump_opts *o, 
 		qsort(timers, n, sizeof(*timers), ptimer_timer_cmp_id);
 	for (uint32_t i = 0; i < n && !ret; i++)
 		ret = translate_notify(t, &timers[i], o && o->strict, &dead[i], err);
-	if (!ret && n && !have_state)
+	if (!ret && n)
 		ret = ptimer_read_timer_state(t, timers, n, err);
 	if (!ret && n)
 		ret = read_pending(t, timers, n, true, err);
@@ -270,7 +270,7 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, st
 	ret = ptimer_proc_read_timers(t->pid, &timers, &n, err);
 	if (ret)
 		return ret;
-	ret = dump_timers(t, o, timers, n, false, err);
+	ret = dump_timers(t, o, timers, n, err);
 	if (ret)
 		return ret;
 	img->version = PTIMER_IMG_VERSION;
@@ -281,86 +281,6 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o, st
 	if (ret)
 		ptimer_image_free(img);
 	return ret;
-}
-
-/*
- * The host tid /proc/PID/timers shows for each timer of timers[] marked in
- * ask[] (one read for all).  A timer /proc does not list keeps its value.
- */
-static int notify_from_proc(struct ptimer_task *t, struct ptimer_timer *timers, uint32_t n, const bool *ask,
-			    struct ptimer_err *err)
-{
-	struct ptimer_timer *p = NULL;
-	uint32_t np = 0;
-	int ret;
-
-	ret = ptimer_proc_read_timers(t->pid, &p, &np, err);
-	if (ret)
-		return ret;
-	if (np)
-		qsort(p, np, sizeof(*p), ptimer_timer_cmp_id);
-	for (uint32_t i = 0; i < n; i++) {
-		const struct ptimer_timer *f;
-
-		if (!ask[i])
-			continue;
-		f = np ? bsearch(&timers[i], p, np, sizeof(*p), ptimer_timer_cmp_id) : NULL;
-		if (f && (f->sigev_notify & PTIMER_SIGEV_THREAD_ID))
-			timers[i].notify_tid = f->notify_tid;
-	}
-	free(p);
-	return 0;
-}
-
-int ptimer_dump_task_given(struct ptimer_task *t, const struct ptimer_dump_opts *o, struct ptimer_timer *timers,
-			   uint32_t n, struct ptimer_image *img, struct ptimer_err *err)
-{
-	bool *ask = NULL;
-	uint32_t n_ask = 0;
-	int ret = 0;
-
-	/* translate_notify takes the host tids /proc shows */
-	for (uint32_t i = 0; i < n && !ret; i++) {
-		pid_t h;
-
-		if (!(timers[i].sigev_notify & PTIMER_SIGEV_THREAD_ID))
-			continue;
-		h = timers[i].notify_tid > 0 ? ptimer_task_host_tid(t, timers[i].notify_tid) : 0;
-		if (h) {
-			timers[i].notify_tid = h;
-			continue;
-		}
-		/*
-		 * Not a thread of t as criu wrote it: a thread that is gone,
-		 * or criu's own error: criu 4.1 and 4.2 encode a timer aimed at the
-		 * leader of a task in a pid namespace before it knows the
-		 * leader's tid there (criu/cr-dump.c dump_one_task(): the
-		 * timers before dump_task_threads()) and writes -1.  /proc
-		 * tells which.
-		 */
-		if (!ask)
-			ask = calloc(n, sizeof(*ask));
-		if (!ask)
-			ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
-		else
-			ask[i] = true;
-		n_ask++;
-	}
-	if (!ret && n_ask)
-		ret = notify_from_proc(t, timers, n, ask, err);
-	free(ask);
-	if (ret) {
-		free(timers);
-		return ret;
-	}
-	ret = dump_timers(t, o, timers, n, true, err);
-	if (ret)
-		return ret;
-	img->version = PTIMER_IMG_VERSION;
-	img->pid = t->vpid;
-	img->n_timers = n;
-	img->timers = timers;
-	return 0;
 }
 
 int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, struct ptimer_dump_result *res,

@@ -49,25 +49,6 @@ int ptimer_read_timer_state_in(const struct ptimer_task *t, pid_t tid, struct pt
 			    struct ptimer_err *err);
 
 /*
- * ptimer_dump_task_given - ptimer_dump_task for timers someone else already
- * read while t was stopped (criu: its core image, see
- * ptimer_criu_core_timers): timers[n] complete, it_value/it_interval/
- * overrun included, notify_tid in the process's own pid namespace (0 when
- * not SIGEV_THREAD_ID).  Nothing runs inside t; /proc/PID/timers is read
- * only when a SIGEV_THREAD_ID timer's tid is not one of t's threads (a
- * thread gone, or the -1 criu 4.1 and 4.2 write for the leader of a task in a pid
- * namespace), once, for the tids of those timers.  Then the same
- * corrections ptimer_dump_task makes (sorted by
- * timer_id; a target or CPU clock thread that is not a thread of t becomes a
- * disarmed SIGEV_NONE timer with a warning, or -ESRCH with o->strict; the
- * CPU clock of another live process: -EXDEV).  Takes timers over (freed on
- * failure); img->timers and n_timers set, threads untouched.  Returns 0,
- * -ESRCH, -EXDEV, -ENOMEM, or the -errno of ptimer_proc_read_timers; err set.
- */
-int ptimer_dump_task_given(struct ptimer_task *t, const struct ptimer_dump_opts *o, struct ptimer_timer *timers,
-			   uint32_t n, struct ptimer_image *img, struct ptimer_err *err);
-
-/*
  * ptimer_pending_drop_stale - a one-shot timer armed again after it fired
  * (it_value set, no it_interval) has its queued signal dropped by the
  * kernel at delivery (timer_settime() bumps it_signal_seq, checked by

@@ -260,20 +260,6 @@ int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed
 	return ret;
 }
 
-int ptimer_criu_core_count_timers(const char *dir, pid_t vpid, uint32_t *count, struct ptimer_err *err)
-{
-	struct ptimer_criu_core *c;
-	int ret;
-
-	*count = 0;
-	ret = ptimer_criu_core_open(dir, vpid, &c, err);
-	if (ret)
-		return ret;
-	*count = ptimer_criu_core_n_timers(c);
-	ptimer_criu_core_close(c);
-	return 0;
-}
-
 int ptimer_criu_core_keep_path(char *buf, size_t len, const char *dir, pid_t vpid)
 {
 	int n = snprintf(buf, len, "%s/core-%d.img.with-timers", dir, vpid);

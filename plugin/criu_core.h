@@ -21,9 +21,6 @@
  * -EACCES, -ENOSPC, -EPERM of fchown, ...); err set.
  */
 int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed, struct ptimer_err *err);
-/* ptimer_criu_core_count_timers - how many POSIX timers DIR/core-<vpid>.img
- * holds.  Returns 0 or the -errno of ptimer_criu_core_open. */
-int ptimer_criu_core_count_timers(const char *dir, pid_t vpid, uint32_t *count, struct ptimer_err *err);
 
 /*
  * One core-<vpid>.img read once, decoded, edited and written back:

@@ -640,13 +640,7 @@ crit_case() {  # SCENARIO
 	else
 		fail "$name/cores-put-back" "the core images changed, or a copy was left: $(ls "$D.C" | tr '\n' ' ')"
 	fi
-	proc_timers "$RPID" >"$D/timers.after"
-	if cmp -s "$D/timers.before" "$D/timers.after"; then
-		pass "$name/restore: /proc/PID/timers identical ($(wc -l <"$D/timers.after") timers)"
-	else
-		fail "$name/restore" "/proc/PID/timers differ: $(diff "$D/timers.before" "$D/timers.after" | grep '^[<>]' | head -n 4 | tr '\n' ' ')"
-	fi
-	kill_wait "$RPID"
+	restored_same "$name/restore" "$D.C"
 }
 case_core_strip() {
 	if ! command -v crit >/dev/null; then
