@@ -213,6 +213,11 @@ int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, u
 	head.criu_mode = img->criu_mode;
 	head.has_state_in_core = img->state_in_core != 0;
 	head.state_in_core = img->state_in_core;
+	head.has_n_pending = head.has_n_clock_tid = true;
+	for (i = 0; i < img->n_timers; i++) {
+		head.n_pending += img->timers[i].pending != 0;
+		head.n_clock_tid += ptimer_thread_clock(img->timers[i].clock_id) && img->timers[i].clock_tid;
+	}
 	ret = head_threads(&head, img);
 	if (ret) {
 		ptimer_atomic_abort(&o.a);
@@ -375,6 +380,9 @@ static int parse_head(const char *path, const uint8_t *buf, size_t size, size_t 
 	img->n_timers = head->n_timers;
 	img->criu_mode = head->has_criu_mode ? head->criu_mode : PTIMER_CRIU_NONE;
 	img->state_in_core = head->has_state_in_core ? head->state_in_core : 0;
+	img->counts_known = head->has_n_pending && head->has_n_clock_tid;
+	img->n_pending = img->counts_known ? head->n_pending : 0;
+	img->n_clock_tid = img->counts_known ? head->n_clock_tid : 0;
 	ret = threads_from_head(path, head, img, err);
 	ptimer_head__free_unpacked(head, NULL);
 	if (ret)
@@ -476,6 +484,34 @@ int ptimer_image_read(const char *path, struct ptimer_image *img, struct ptimer_
 	if (ret)
 		return ret;
 	ret = parse_image(path, (const uint8_t *)buf, size, img, err);
+	free(buf);
+	if (ret)
+		ptimer_image_free(img);
+	return ret;
+}
+
+int ptimer_image_read_head(const char *path, struct ptimer_image *img, uint32_t *n_timers, struct ptimer_err *err)
+{
+	char *buf = NULL;
+	size_t size = 0, off = 4;
+	int ret;
+
+	memset(img, 0, sizeof(*img));
+	*n_timers = 0;
+	ret = ptimer_file_read(path, "image", IMG_MAX_FILE, PTIMER_FILE_REGULAR | PTIMER_FILE_HINT, &buf,
+			       &size, err);
+	if (ret)
+		return ret;
+	ret = check_magic(path, (const uint8_t *)buf, size, err);
+	if (!ret)
+		ret = parse_head(path, (const uint8_t *)buf, size, &off, img, err);
+	if (!ret)
+		ret = check_framing(path, (const uint8_t *)buf, size, off, img->n_timers, err);
+	if (!ret) {
+		*n_timers = img->n_timers;
+		img->n_timers = 0;
+		ret = ptimer_image_validate(img, path, err);
+	}
 	free(buf);
 	if (ret)
 		ptimer_image_free(img);

@@ -74,6 +74,10 @@ struct ptimer_image {
 				   (written by the CRIU plugin); 0: here */
 	uint32_t n_timers;
 	struct ptimer_timer *timers;	/* malloc'ed, n_timers */
+	/* read from the head (written from timers[]): timers with pending set,
+	   on a thread CPU clock with clock_tid set; counts_known 0 when the
+	   image predates them */
+	uint32_t n_pending, n_clock_tid, counts_known;
 	uint32_t n_threads;		/* 0: image without per-thread state */
 	struct ptimer_thread *threads;	/* malloc'ed, n_threads */
 };
@@ -144,6 +148,17 @@ int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, u
  * directory), -EFBIG, -ENOMEM; err->msg set.
  */
 int ptimer_image_read(const char *path, struct ptimer_image *img, struct ptimer_err *err);
+
+/*
+ * ptimer_image_read_head - the head of path alone: pid, criu_mode,
+ * state_in_core, threads, the counts (n_pending, n_clock_tid,
+ * counts_known), and in *n_timers how many timers follow, their framing
+ * checked but none unpacked: img->n_timers is 0 and img->timers NULL.
+ * For a reader that needs no timer when the counts say so (the CRIU
+ * plugin where criu restores them: 20,000 entries unpack in about 15 ms).
+ * Returns as ptimer_image_read.
+ */
+int ptimer_image_read_head(const char *path, struct ptimer_image *img, uint32_t *n_timers, struct ptimer_err *err);
 
 /*
  * ptimer_image_find - the image in dir: the one for pid when pid > 0 (it

@@ -105,6 +105,8 @@ struct planned {
 	pid_t vpid;
 	enum how how;
 	bool kept;		/* core-<vpid>.img.with-timers to put back at exit */
+	uint32_t n_timers;	/* in the image (img holds none when criu
+				   restores them and nothing else needs them) */
 	struct ptimer_image img;
 };
 static struct planned *plan;
@@ -656,7 +658,9 @@ static int plan_task(struct planned *p, const char *dir, bool exact, struct ptim
  * Restore init: read every ptimers image of the directory and plan each
  * task's restore before criu reads any core image.  criu-mode auto images
  * leave the timers to a criu that makes exact IDs itself (one `criu
- * --version`, one prctl); otherwise ptimer restores them, and criu reads a
+ * --version`, one prctl): of such an image only the head is unpacked when
+ * it says no timer has a pending expiry or a thread clock to move; the
+ * others are read whole.  Where ptimer restores the timers, criu reads a
  * core image without them.  Returns 0, or -1 with an error line: criu then
  * fails the restore at once, the directory as it was.
  */
@@ -705,7 +709,8 @@ static int prepare_restore(void)
 		memset(&plan[n_plan], 0, sizeof(*plan));
 		plan[n_plan].vpid = vpid;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		ret = ptimer_image_read(path, &plan[n_plan].img, &err);
+		/* the head first: it may be all the restore needs */
+		ret = ptimer_image_read_head(path, &plan[n_plan].img, &plan[n_plan].n_timers, &err);
 		if (!ret) {
 			auto_seen |= plan[n_plan].img.criu_mode == PTIMER_CRIU_AUTO;
 			n_plan++;
@@ -725,8 +730,21 @@ static int prepare_restore(void)
 			   "criu restores the timers it saved right, ptimer the rest" :
 			   exact ? "but criu-mode takeover in the restore's settings: ptimer restores every task's timers" :
 			   "ptimer restores every task's timers");
-	for (size_t i = 0; !ret && i < n_plan; i++)
-		ret = plan_task(&plan[i], dir, exact, &err);
+	for (size_t i = 0; !ret && i < n_plan; i++) {
+		struct planned *p = &plan[i];
+
+		/* criu restores them, and nothing else of ptimer's needs them */
+		if (p->img.criu_mode == PTIMER_CRIU_AUTO && exact && conf.criu_mode != PTIMER_CRIU_TAKEOVER &&
+		    p->img.counts_known && !p->img.n_pending && !p->img.n_clock_tid) {
+			p->how = HOW_CRIU;
+			continue;
+		}
+		ptimer_image_free(&p->img);
+		snprintf(path, sizeof(path), "%s/ptimers-%d.img", dir, p->vpid);
+		ret = ptimer_image_read(path, &p->img, &err);
+		if (!ret)
+			ret = plan_task(p, dir, exact, &err);
+	}
 	if (ret) {
 		ptimer_log(PTIMER_LOG_ERROR, "%s", err.msg);
 		put_back_all();
@@ -774,7 +792,7 @@ static int ptimer_plugin_resume_late(int pid)
 		/* criu made them with exact IDs (it checks each ID it gets:
 		 * criu/pie/restorer.c); nothing is ptimer's */
 		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): criu restored its %u POSIX timers (criu-mode auto)",
-			   pid, vpid, p->img.n_timers);
+			   pid, vpid, p->n_timers);
 		return 0;
 	}
 	ret = ptimer_task_adopt(&t, pid, &err);

@@ -312,6 +312,24 @@ static void test_round_trip(void)
 	      got.state_in_core == 0, "criu_mode %u state_in_core %u", got.criu_mode, got.state_in_core);
 	ptimer_image_free(&got);
 
+	/* The head alone: the counts, the number of timers, none unpacked. */
+	{
+		struct ptimer_timer t2[N_SAMPLE];
+		struct ptimer_image h;
+		uint32_t nt = 0;
+
+		sample_image(&h, t2);
+		t2[0].pending = 1;
+		t2[3].pending = 1;
+		ret = ptimer_image_write(path, &h, &err);
+		ret = ret ? ret : ptimer_image_read_head(path, &got, &nt, &err);
+		CHECK("read head: counts and n_timers, no timer unpacked", ret == 0 && got.counts_known &&
+		      got.n_pending == 2 && got.n_clock_tid == 0 && nt == N_SAMPLE && got.n_timers == 0 &&
+		      !got.timers && got.pid == 123, "ret %d known %u pending %u clock %u n %u/%u: %s", ret,
+		      got.counts_known, got.n_pending, got.n_clock_tid, nt, got.n_timers, err.msg);
+		ptimer_image_free(&got);
+	}
+
 	/* The plugin's image: the timing in criu's core image, said so. */
 	img.criu_mode = PTIMER_CRIU_AUTO;
 	img.state_in_core = 1;
