@@ -9,7 +9,9 @@
 # 4.1.1 and 4.2.1 in cached Debian roots (test/criu/suite.sh;
 # PTIMER_SKIP_CRIU=1 skips it), the plugin with sid's arm64 criu in an arm64
 # guest (test/criu/arm64.sh; skipped by PTIMER_SKIP_CRIU=1 or
-# PTIMER_SKIP_CRIU_ARM64=1), then container
+# PTIMER_SKIP_CRIU_ARM64=1), criu 4.1.1 and 4.2.1 in an amd64 guest for
+# lazy pages and pre-dump (test/criu/guest.sh amd64; skipped by
+# PTIMER_SKIP_CRIU=1 or PTIMER_SKIP_CRIU_GUEST=1), then container
 # runtimes (test/containers/suite.sh; skipped by PTIMER_SKIP_CRIU=1 or
 # PTIMER_SKIP_CONTAINERS=1), then CRIU's own zdtm suite with and without the
 # plugin (test/criu/zdtm.sh; skipped by PTIMER_SKIP_CRIU=1 or
@@ -87,11 +89,11 @@ if [ -x "$ASAN_BUILD/ptimer" ]; then
 fi
 # the units, e2e, fuzz replay, cross, the sanitizer stage (its units, its e2e and
 # the report check, or one SKIP), the kernel matrix (x86_64, arm64), criu,
-# criu-arm64, containers, zdtm
+# criu-arm64, criu-guest-trixie, criu-guest-sid, containers, zdtm
 if [ -x "$ASAN_BUILD/ptimer" ]; then
-	plan $((${#units[@]} + 3 + ${#asan_units[@]} + 2 + 6))
+	plan $((${#units[@]} + 3 + ${#asan_units[@]} + 2 + 8))
 else
-	plan $((${#units[@]} + 3 + 1 + 6))
+	plan $((${#units[@]} + 3 + 1 + 8))
 fi
 
 for prog in "${units[@]}"; do
@@ -191,6 +193,17 @@ else
 	echo "# test/criu/arm64.sh $ARM64_BUILD"
 	run criu-arm64 bash test/criu/arm64.sh "$ARM64_BUILD"
 fi
+# test/criu/guest.sh amd64: criu 4.1.1 and 4.2.1 with the plugin and alone,
+# in sid's amd64 kernel under qemu-system-x86_64, for what this host's
+# kernel cannot do: lazy pages and pre-dump (soft-dirty, userfaultfd).
+for s in trixie sid; do
+	if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_CRIU_GUEST:-}" ]; then
+		skipped_stage "criu-guest-$s" "PTIMER_SKIP_CRIU or PTIMER_SKIP_CRIU_GUEST is set"
+	else
+		echo "# test/criu/guest.sh amd64 $s $BUILD"
+		run "criu-guest-$s" bash test/criu/guest.sh amd64 "$s" "$BUILD"
+	fi
+done
 # test/containers/suite.sh: runc, crun and podman with the plugin's .deb in
 # roots of their own, the trixie -> sid moves, and the install on Debian 12,
 # 13 and sid (test/containers/install.sh).

@@ -1,14 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# /init of the arm64 guest that test/criu/arm64.sh boots: the Debian sid
-# arm64 root (criu) unpacked from the initramfs is the guest's whole file
+# /init of the guest that test/criu/guest.sh boots (arm64 or amd64): the
+# Debian root (criu) unpacked from the initramfs is the guest's whole file
 # system.  Mounts what criu needs (a real /proc, sysfs, devtmpfs, devpts),
 # runs the criu suite (suite-inner.sh, prebuilt mode) on the project's
-# cross-built files, prints an end line and returns: the kernel then panics
-# (pid 1 exited) and, with panic=-1 and qemu's -no-reboot, qemu exits.  The
-# serial console is the only channel back.  bash as pid 1 reaps the tasks
-# `criu restore -d` leaves behind.
+# files built on the host, prints an end line and returns: the kernel then
+# panics (pid 1 exited) and, with panic=-1 and qemu's -no-reboot, qemu
+# exits.  The serial console is the only channel back.  bash as pid 1 reaps
+# the tasks `criu restore -d` leaves behind.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8
 mount -t proc -o nosuid,nodev,noexec proc /proc
@@ -21,12 +21,12 @@ chmod 1777 /tmp
 # criu's kernel feature probe (kerndat) connects a TCP socket to 127.0.0.1:
 # the loopback must be up.
 ip link set lo up || echo "# guest: cannot bring the loopback up: criu's feature probe will fail"
-echo "@@ptimer-arm64-begin"
+echo "@@ptimer-guest-begin"
 echo "# guest: $(uname -sr) $(uname -m), /init after $(cut -d' ' -f1 /proc/uptime) s of uptime"
-# what the host chose: PTIMER_CRIU_CASES, CRIU_FAULT, PTIMER_CRIU_TIMEOUT
+# what the host chose: GUEST_SUITE, PTIMER_CRIU_CASES, CRIU_FAULT, PTIMER_CRIU_TIMEOUT
 set -a
 . /ptimer-criu/guest.env
 set +a
 cd /
-bash /ptimer-criu/suite-inner.sh sid-arm64 prebuilt:/ptimer-bin /ptimer-criu check </dev/null
-echo "@@ptimer-arm64-end rc=$? uptime $(cut -d' ' -f1 /proc/uptime) s"
+bash /ptimer-criu/suite-inner.sh "$GUEST_SUITE" prebuilt:/ptimer-bin /ptimer-criu check </dev/null
+echo "@@ptimer-guest-end rc=$? uptime $(cut -d' ' -f1 /proc/uptime) s"

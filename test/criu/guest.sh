@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# test/criu/guest.sh ARCH SUITE [BUILD] - the CRIU plugin with Debian
+# SUITE's criu (trixie: 4.1.1, sid: 4.2.1) inside a guest booted under
+# qemu (TCG, one vCPU) with Debian sid's kernel, where the host's kernel
+# cannot serve: ARCH arm64 (the project cross-built, qemu-system-aarch64)
+# or amd64 (this host's build; the guest's kernel has soft-dirty tracking
+# and userfaultfd, which criu's pre-dump and lazy pages need and this
+# host's 6.18 lacks).
+#
+#   1. the files built in BUILD (arm64: `make ARCH=arm64`, default
+#      build-arm64; amd64: `make`, default build): ptimer, ptimer_plugin.so,
+#      test/zdtm_timers;
+#   2. the root SUITE-arm64 or SUITE-guest (test/criu/roots.sh ensure SUITE
+#      arm64|guest: criu and the project's libraries, no compilers; arm64
+#      through qemu-user), packed once into an uncompressed cpio beside it
+#      (ROOT.cpio, remade when the root's stamp changes); the plugin is
+#      built again from BUILD's objects against the root's criu-plugin.h
+#      (make CRIU_PLUGIN_INC=...), as the criu suite builds it inside each
+#      root: a Debian 12 host's header is criu 3.17's, whose plugin refuses
+#      to dump; test/pending_timer with it;
+#   3. sid's kernel of ARCH (test/qemu/kernels.sh, cached);
+#   4. qemu boots the kernel with ROOT.cpio + a small cpio of this run (the
+#      built files, test/criu/suite-inner.sh and the harness, /init =
+#      test/criu/guest-init.sh): the root is the guest's whole file system,
+#      its kernel the only one criu sees.  suite-inner.sh runs the criu
+#      suite's cases on them (prebuilt mode, no compiler in the guest).
+#
+# Output: the plan "1..1", the guest's PASS/FAIL/SKIP lines (names
+# "criu-SUITE-ARCH/CASE/..."), "ok 1 criu-SUITE-ARCH", "# ..." notes with
+# the times (root, boot, guest), the totals.  No built files is a SKIP
+# naming them; a root, kernel or qemu that cannot be had is a FAIL.  Exit
+# 1 when a check failed.
+#
+# Environment (NAME: ARM64 for arm64, GUEST for amd64):
+#   PTIMER_CRIU_NAME_CASES    the cases (words of suite-inner.sh's list)
+#   PTIMER_CRIU_NAME_TIMEOUT  seconds the guest may take (900)
+#   PTIMER_ARM64_KERNEL       an arm64 kernel Image to boot instead of sid's
+#   PTIMER_NAME_CRIU_FAULT    CRIU_FAULT for criu in the guest (unset)
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+ARCH=${1:-}
+SUITE=${2:-}
+case $ARCH in
+arm64)
+	B=${3:-$top/build-arm64}
+	NAME=criu-$SUITE-arm64 ROOTSET=arm64 ELF=AArch64 QEMU=qemu-system-aarch64
+	TO=${PTIMER_CRIU_ARM64_TIMEOUT:-900} FAULT=${PTIMER_ARM64_CRIU_FAULT:-}
+	MAKEARCH=(ARCH=arm64)
+	# Each case is a few criu runs; under TCG one dump or restore takes seconds.
+	CASES=${PTIMER_CRIU_ARM64_CASES:-scenario:stride:stride:plain
+scenario:takeover-stride:stride:plain:PTIMER_CRIU_MODE=takeover
+scenario:takeover-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=takeover case_auto_fallback
+scenario:mix:mix:plain scenario:takeover-mix:mix:plain:PTIMER_CRIU_MODE=takeover
+scenario:threads:threads:plain scenario:threads-pidns:threads:pidns
+case_exited case_exited_alone case_no_plugin
+scenario:native-mix:mix:plain:PTIMER_CRIU_MODE=native case_pending:pending case_pending:pending-alone} ;;
+amd64)
+	B=${3:-$top/build}
+	NAME=criu-$SUITE-guest ROOTSET=guest ELF=X86-64 QEMU=qemu-system-x86_64
+	TO=${PTIMER_CRIU_GUEST_TIMEOUT:-900} FAULT=${PTIMER_GUEST_CRIU_FAULT:-}
+	MAKEARCH=()
+	# what needs the guest's kernel: lazy pages and pre-dump, with the
+	# plugin and with criu alone
+	CASES=${PTIMER_CRIU_GUEST_CASES:-case_lazy:lazy case_lazy:lazy-alone
+case_predump:predump case_predump:predump-alone} ;;
+*)
+	echo "usage: guest.sh arm64|amd64 trixie|sid [BUILD]" >&2
+	exit 2 ;;
+esac
+case $SUITE in
+trixie|sid) ;;
+*) echo "usage: guest.sh arm64|amd64 trixie|sid [BUILD]" >&2; exit 2 ;;
+esac
+. "$top/test/lib/harness.sh"
+finish() {
+	totals "$NAME"
+	exit
+}
+
+plan 1
+if [ "$(id -u)" != 0 ]; then
+	skip_suite "$NAME" "needs root (debootstrap, binfmt_misc, qemu)"
+	finish
+fi
+[ -d "$B" ] && B=$(cd "$B" && pwd)
+for f in ptimer ptimer_plugin.so test/zdtm_timers; do
+	if [ ! -f "$B/$f" ]; then
+		skip_suite "$NAME" "no $B/$f: build it first (make ${MAKEARCH[*]})"
+		finish
+	fi
+	if ! LC_ALL=C readelf -h "$B/$f" 2>/dev/null | grep -q "Machine:.*$ELF"; then
+		fail "$NAME/files" "$B/$f is not an $ELF ELF file"
+		finish
+	fi
+done
+[ -x "$top/test/qemu/deps.sh" ] && bash "$top/test/qemu/deps.sh" >/dev/null 2>&1
+for t in "$QEMU" cpio; do
+	if ! command -v "$t" >/dev/null; then
+		fail "$NAME" "no $t on this host: 'make deps' installs it (test/qemu/deps.sh)"
+		finish
+	fi
+done
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-$NAME.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM HUP
+
+# ---- the kernel --------------------------------------------------------------
+if [ "$ARCH" = arm64 ] && [ -n "${PTIMER_ARM64_KERNEL:-}" ]; then
+	kernel=$PTIMER_ARM64_KERNEL
+	krel="$(basename "$kernel") (PTIMER_ARM64_KERNEL)"
+else
+	kernel=$(bash "$top/test/qemu/kernels.sh" sid "$ARCH" 2>"$TMP/kernel.err")
+	rc=$?
+	if [ "$rc" -ne 0 ] || [ ! -s "$kernel" ]; then
+		fail "$NAME" "cannot fetch sid's $ARCH kernel: $(tail -n 1 "$TMP/kernel.err")"
+		finish
+	fi
+	krel=$(sed -n 's/^release=//p' "$(dirname "$kernel")/stamp" 2>/dev/null)
+fi
+
+# ---- the root and its cpio -----------------------------------------------------
+t0=$(now)
+if ! root=$("$here/roots.sh" ensure "$SUITE" "$ROOTSET" 2>"$TMP/root.err"); then
+	sed 's/^/# /' "$TMP/root.err"
+	fail "$NAME" "cannot build the $SUITE $ROOTSET root: $(grep 'roots.sh: ' "$TMP/root.err" | tail -n 1 | cut -c1-300)"
+	finish
+fi
+grep -E 'built in|stage done|debootstrap' "$TMP/root.err" | sed 's/^/# /'
+echo "# $NAME: root $root ($(sed -n 's/^criu=/criu /p' "$root/.ptimer-root")), ready after $(elapsed "$t0" "$(now)") s"
+
+# root_cpio ROOT OUT: the root packed as an uncompressed newc cpio (the
+# kernel unpacks it into the guest's rootfs), without documentation, apt's
+# caches or what the guest mounts itself; remade when ROOT's stamp changes.
+root_cpio() {
+	local r=$1 out=$2
+	exec 8>"$out.lock"
+	flock 8 || return 1
+	if [ -s "$out" ] && cmp -s "$r/.ptimer-root" "$out.stamp"; then
+		exec 8>&-
+		return 0
+	fi
+	(cd "$r" && find . -xdev \( -path './proc/*' -o -path './sys/*' -o -path './dev/*' \
+		-o -path './usr/share/doc/*' -o -path './usr/share/man/*' -o -path './usr/share/info/*' \
+		-o -path './usr/share/locale/*' -o -path './var/cache/apt/*' -o -path './var/lib/apt/lists/*' \) \
+		-prune -o -print | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out.new" &&
+		mv -f "$out.new" "$out" && cp "$r/.ptimer-root" "$out.stamp"
+	local rc=$?
+	exec 8>&-
+	return $rc
+}
+t0=$(now)
+if ! root_cpio "$root" "$root.cpio" 2>"$TMP/cpio.err"; then
+	fail "$NAME/root-cpio" "cannot pack $root into $root.cpio: $(oneline "$TMP/cpio.err")"
+	finish
+fi
+echo "# $NAME: $root.cpio: $(($(stat -c %s "$root.cpio") / 1048576)) MiB, ready after $(elapsed "$t0" "$(now)") s"
+
+# ---- the plugin, against this criu's criu-plugin.h -------------------------------
+if [ ! -f "$root/usr/include/criu/criu-plugin.h" ]; then
+	fail "$NAME/plugin-build" "no usr/include/criu/criu-plugin.h in $root (libcriu-dev)"
+	finish
+fi
+mkdir -p "$TMP/criu-inc"
+cp -r "$root/usr/include/criu" "$TMP/criu-inc/"
+cp -a "$B" "$TMP/build"
+rm -f "$TMP/build/plugin/ptimer_plugin.o" "$TMP/build/ptimer_plugin.so"
+if ! make -C "$top" "${MAKEARCH[@]}" B="$TMP/build" CRIU_PLUGIN_INC="$TMP/criu-inc" "$TMP/build/ptimer_plugin.so" \
+	"$TMP/build/test/pending_timer" \
+	>"$TMP/plugin.log" 2>&1 || ! grep -q -- '-DPTIMER_HAVE_CHECKPOINT_DEVICES' "$TMP/plugin.log"; then
+	fail "$NAME/plugin-build" "make ${MAKEARCH[*]} CRIU_PLUGIN_INC=(criu $(sed -n 's/^criu=//p' "$root/.ptimer-root")) ptimer_plugin.so test/pending_timer: $(tail -n 3 "$TMP/plugin.log" | tr '\n' ' ' | cut -c1-300)"
+	finish
+fi
+echo "# $NAME: ptimer_plugin.so rebuilt against the root's criu-plugin.h (criu $(sed -n 's/^#define CRIU_VERSION "\(.*\)"$/\1/p' "$TMP/criu-inc/criu/version.h"))"
+
+# ---- this run's files ------------------------------------------------------------
+o=$TMP/overlay
+mkdir -p "$o/ptimer-bin/usr/bin" "$o/ptimer-bin/usr/lib/criu" "$o/ptimer-bin/build/test" "$o/ptimer-criu"
+cp "$B/ptimer" "$o/ptimer-bin/usr/bin/"
+cp "$TMP/build/ptimer_plugin.so" "$o/ptimer-bin/usr/lib/criu/"
+for f in zdtm_timers pending_timer rseq_cs_loop; do
+	[ -f "$TMP/build/test/$f" ] && cp "$TMP/build/test/$f" "$o/ptimer-bin/build/test/"
+done
+cp "$here/suite-inner.sh" "$o/ptimer-criu/"
+cp "$top/test/lib/harness.sh" "$o/ptimer-criu/"
+cp "$here/guest-init.sh" "$o/init"
+chmod 755 "$o/init"
+{
+	printf 'GUEST_SUITE=%q\n' "${NAME#criu-}"
+	printf 'PTIMER_CRIU_CASES=%q\n' "$(echo $CASES)"
+	printf 'PTIMER_CRIU_TIMEOUT=%q\n' "${PTIMER_CRIU_TIMEOUT:-300}"
+	[ -n "$FAULT" ] && printf 'CRIU_FAULT=%q\n' "$FAULT"
+} >"$o/ptimer-criu/guest.env"
+(cd "$o" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$TMP/run.cpio" || {
+	fail "$NAME/cpio" "cannot pack this run's files"
+	finish
+}
+# The kernel takes concatenated cpio archives; later files win.
+cat "$root.cpio" "$TMP/run.cpio" >"$TMP/initrd"
+
+# ---- the guest -------------------------------------------------------------------
+echo "# $NAME: booting $krel under $QEMU (TCG); the guest times out after $TO s"
+log=$TMP/guest
+t0=$(now)
+if [ "$ARCH" = arm64 ]; then
+	# pauth-impdef: QEMU's own pointer-authentication hash, faster under TCG
+	timeout -k 10 "$TO" qemu-system-aarch64 -M virt -accel tcg -cpu max,pauth-impdef=on -m 2048 -smp 1 \
+		-nographic -no-reboot -monitor none -serial stdio -display none -nic none \
+		-kernel "$kernel" -initrd "$TMP/initrd" \
+		-append "console=ttyAMA0 quiet loglevel=1 panic=-1 rdinit=/init" \
+		</dev/null >"$log.raw" 2>&1
+else
+	# KVM fails on this machine (nested: "emulation failure"): TCG
+	timeout -k 10 "$TO" qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp 1 \
+		-nographic -no-reboot -monitor none -serial stdio -display none -nic none \
+		-kernel "$kernel" -initrd "$TMP/initrd" \
+		-append "console=ttyS0 no_timer_check quiet loglevel=1 panic=-1 rdinit=/init" \
+		</dev/null >"$log.raw" 2>&1
+fi
+rc=$?
+secs=$(elapsed "$t0" "$(now)")
+tr -d '\r' <"$log.raw" >"$log.log"
+cp "$log.log" "$B/$NAME.log" 2>/dev/null
+# the suite's lines (harness format) and its notes, between the markers
+# (the begin marker may follow the console's escape sequences on its line)
+sed -n '/@@ptimer-guest-begin/,/^@@ptimer-guest-end/p' "$log.log" |
+	grep -E '^(PASS|FAIL|SKIP) |^(not )?ok [0-9]|^# |^1\.\.' >"$TMP/lines"
+sed 's/^1\.\./# cases: 1../; s/^ok /# ok /; s/^not ok /# not ok /' "$TMP/lines"
+tally "$TMP/lines"
+end=$(grep -m1 '^@@ptimer-guest-end' "$log.log")
+if [ -n "$end" ]; then
+	echo "# $NAME: guest done in $secs s (${end#@@ptimer-guest-end })"
+	case $end in
+	*"rc=0 "*) ;;
+	*) grep -q '^FAIL ' "$TMP/lines" || fail "$NAME/guest" "suite-inner.sh ended ${end#@@ptimer-guest-end } with no FAIL line" ;;
+	esac
+elif [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	fail "$NAME/guest" "the guest did not finish within $TO s; last line: $(grep -v '^$' "$log.log" | tail -n 1 | cut -c1-200)"
+elif ! grep -q '@@ptimer-guest-begin' "$log.log"; then
+	fail "$NAME/guest" "the guest never reached /init (qemu exit $rc): $(grep -v '^$' "$log.log" | tail -n 3 | tr '\n' ' ' | cut -c1-300)"
+else
+	fail "$NAME/guest" "the guest stopped in the middle (qemu exit $rc after $secs s); last line: $(grep -v '^$' "$log.log" | tail -n 1 | cut -c1-200)"
+fi
+if [ "$H_FAIL" -eq 0 ]; then echo "ok 1 $NAME"; else echo "not ok 1 $NAME"; fi
+finish
