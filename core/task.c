@@ -322,6 +322,7 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 	bool grew = true;
 	char st;
 	int ret = 0, pass;
+	pid_t tgid;
 
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
@@ -333,9 +334,13 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 	if ((st == 'Z' || st == 'X') && !live_threads(pid))
 		return ptimer_errf(err, ESRCH, "process %d has exited: it is a zombie with no live thread, "
 				   "waiting for its parent to reap it; it has no timers left", pid);
-	if (ptimer_proc_tgid(pid) != pid)
+	tgid = ptimer_proc_tgid(pid);
+	/* gone between the two reads (killed as ptimer starts) */
+	if (tgid < 0)
+		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was attaching to it", pid);
+	if (tgid != pid)
 		return ptimer_errf(err, EINVAL, "%d is a thread of process %d, not a process: pass -t %d", pid,
-				   ptimer_proc_tgid(pid), ptimer_proc_tgid(pid));
+				   tgid, tgid);
 	if (proc_is_kthread(pid))
 		return ptimer_errf(err, EINVAL, "process %d is a kernel thread: it has no POSIX timers to dump "
 				   "or restore", pid);

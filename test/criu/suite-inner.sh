@@ -864,9 +864,10 @@ case_page_server() {  # NAME
 # The plugin makes it SIGEV_NONE in the process at CHECKPOINT_DEVICES,
 # before criu saves it (the timer could never signal anyone: the process
 # behaves the same), so the dump and the restore succeed.  With
-# --leave-running the original runs on and checks its own timers (the same
-# checks, the exited thread's timer as SIGEV_NONE), then the image is
-# restored beside it (a pid namespace of its own) and checks itself too.
+# --leave-running the original runs on: the image is restored beside it (a
+# pid namespace of its own), both must hold the same timers, then the
+# original checks its own timers (the same checks, the exited thread's
+# timer as SIGEV_NONE), then a copy restored again checks itself.
 case_exited_pidns() {  # NAME [CRIU-ARGS]
 	local name=$1 img
 	shift
@@ -875,18 +876,35 @@ case_exited_pidns() {  # NAME [CRIU-ARGS]
 	dump "$name" "$img" -- --libdir "$LIBDIR" "$@" || { kill_wait "$PID"; return 1; }
 	check "$name/made-none-in-process" "no 'made SIGEV_NONE in the process itself' in dump.log: $(logtail "$img/dump.log")" \
 		grep -q 'ptimer: process [0-9]*: 1 timer that can never fire made SIGEV_NONE in the process itself' "$img/dump.log"
-	case " $* " in
-	*" --leave-running "*)
-		RPID=$PID
-		collect "$name/original" || return 1
-		rm -f "$D/restored" "$D/criu.done" "$D/criu.result" ;;
-	esac
 	restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
 	if [ "$RC" -ne 0 ]; then
 		fail "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
+		gone "$PID" || kill_wait "$PID"
 		return 1
 	fi
 	pass "$name/restore (${RTIME} s)"
+	case " $* " in
+	*" --leave-running "*)
+		# the original and the copy side by side, each pid 1 of its own
+		# pid namespace: the same timers (tids as each namespace sees them)
+		proc_timers "$PID" | sed -E 's#/(tid|pid)\.[0-9]+#/\1#' >"$D/timers.original"
+		proc_timers "$RPID" | sed -E 's#/(tid|pid)\.[0-9]+#/\1#' >"$D/timers.copy"
+		if [ -s "$D/timers.original" ] && cmp -s "$D/timers.original" "$D/timers.copy"; then
+			pass "$name/side-by-side: the original, running on, and the restored copy hold the same $(wc -l <"$D/timers.copy") timers"
+		else
+			fail "$name/side-by-side" "original: $(tr '\n' ';' <"$D/timers.original") copy: $(tr '\n' ';' <"$D/timers.copy")"
+		fi
+		# then each checks itself, one after the other (one state directory)
+		kill_wait "$RPID"
+		RPID=$PID
+		collect "$name/original" || return 1
+		rm -f "$D/restored" "$D/criu.done" "$D/criu.result"
+		restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
+		if [ "$RC" -ne 0 ]; then
+			fail "$name/restore-again" "criu restore exit $RC: $(logtail "$img/restore.log")"
+			return 1
+		fi ;;
+	esac
 	collect "$name"
 }
 # criu alone on the same: noted, not counted (criu's failure, not ours).
