@@ -885,8 +885,9 @@ int ptimer_rebind_clock_timers(struct ptimer_task *t, const struct ptimer_image 
 				delete_made(t, r.w, made);
 		}
 		if (!ret)
-			ptimer_log(PTIMER_LOG_INFO, "process %d: %u timers on thread CPU clocks made again in the "
-				   "threads they measure", t->pid, r.n);
+			ptimer_log(PTIMER_LOG_INFO, "process %d: %u timer%s on thread CPU clocks made again in "
+				   "the thread%s %s", t->pid, r.n, r.n > 1 ? "s" : "", r.n > 1 ? "s" : "",
+				   r.n > 1 ? "they measure" : "it measures");
 	}
 	if (b) {
 		int rc = ptimer_blob_close(b, ret ? NULL : err);

@@ -470,25 +470,73 @@ static void __attribute__((constructor)) ptimer_plugin_trim_hooks(void)
 #endif
 
 /*
- * The image directory locked (flock, blocking): held from the first core
- * image stripped, or kept core image found, to exit(RESTORE), so that a
+ * The image directory locked (flock) from before the first core image is
+ * read where ptimer may restore the timers, to exit(RESTORE), so that a
  * second restore of the same directory never reads a core image another
- * one has stripped.  Returns 0 or -errno.
+ * one has stripped: it waits.  criu's restored tasks are forked while the
+ * lock is held and share its descriptor; a criu killed in the middle can
+ * leave such a child (its root task, asleep) holding it.  So the wait is
+ * said in criu's log, with the pid /proc/locks names, and bounded
+ * (LOCK_WAIT_S): then the restore fails with that pid.  Returns 0 or
+ * -errno (err set).
  */
+#define LOCK_WAIT_S	300
+
+/* The pid /proc/locks names for a FLOCK on the inode of fd, or 0. */
+static pid_t lock_holder(int fd)
+{
+	char line[256];
+	struct stat st;
+	pid_t who = 0;
+	FILE *f;
+
+	if (fstat(fd, &st) || !(f = fopen("/proc/locks", "re")))
+		return 0;
+	while (!who && fgets(line, sizeof(line), f)) {
+		unsigned int maj, min;
+		unsigned long ino;
+		int pid;
+
+		if (strstr(line, " FLOCK ") && sscanf(strstr(line, "WRITE") ? strstr(line, "WRITE") + 5 : "",
+							"%d %x:%x:%lu", &pid, &maj, &min, &ino) == 4 &&
+		    ino == (unsigned long)st.st_ino)
+			who = pid;
+	}
+	fclose(f);
+	return who;
+}
+
 static int lock_dir(const char *dir, struct ptimer_err *err)
 {
+	int waited = 0;
+
 	if (dir_lock >= 0)
 		return 0;
 	dir_lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir_lock < 0)
 		return ptimer_errf(err, errno, "cannot open the image directory to lock it: %s", strerror(errno));
-	while (flock(dir_lock, LOCK_EX) < 0) {
-		if (errno == EINTR)
+	while (flock(dir_lock, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+
+		if (e == EWOULDBLOCK && waited < LOCK_WAIT_S * 20) {
+			if (!waited)
+				ptimer_log(PTIMER_LOG_WARN, "the image directory is locked by another restore of it "
+					   "(pid %d): waiting up to %d s", lock_holder(dir_lock), LOCK_WAIT_S);
+			waited++;
+			usleep(50000);
 			continue;
-		ptimer_errf(err, errno, "cannot lock the image directory: %s", strerror(errno));
+		}
+		if (e == EINTR)
+			continue;
+		if (e == EWOULDBLOCK)
+			ptimer_errf(err, e, "the image directory has been locked for %d s by pid %d: another restore "
+				    "of it, or what a killed criu restore left (kill it if no restore of this "
+				    "directory runs)", LOCK_WAIT_S, lock_holder(dir_lock));
+		else
+			ptimer_errf(err, e, "cannot lock the image directory: %s", strerror(e));
 		close(dir_lock);
 		dir_lock = -1;
-		return -errno;
+		return -e;
 	}
 	return 0;
 }
@@ -545,23 +593,28 @@ static struct planned *planned_of(pid_t vpid)
 /*
  * A restore that did not finish (criu killed) left core-<vpid>.img
  * stripped and criu's own beside it: put it back first, whatever this
- * restore then does with it.
+ * restore then does with it.  Called with the directory locked: what is
+ * left then is no running restore's.
  */
-static int recover_kept(const char *dir, const pid_t *vpids, size_t n, struct ptimer_err *err)
+static int recover_kept(const char *dir, struct ptimer_err *err)
 {
-	int ret = n ? lock_dir(dir, err) : 0;
+	struct dirent *de;
+	int ret = 0;
+	DIR *d = opendir(dir);
 
-	for (size_t i = 0; !ret && i < n; i++) {
-		char keep[4096];
+	if (!d)
+		return 0;
+	while (!ret && (de = readdir(d))) {
+		int vpid, end = 0;
 
-		ptimer_criu_core_keep_path(keep, sizeof(keep), dir, vpids[i]);
-		if (access(keep, F_OK))
-			continue;	/* another restore, which held the lock, put it back */
-		ret = ptimer_criu_core_put_back(dir, vpids[i], err);
+		if (sscanf(de->d_name, "core-%d.img.with-timers%n", &vpid, &end) != 1 || de->d_name[end])
+			continue;
+		ret = ptimer_criu_core_put_back(dir, vpid, err);
 		if (!ret)
 			ptimer_log(PTIMER_LOG_WARN, "core-%d.img.with-timers: left by a restore that did not finish; "
-				   "put back as core-%d.img", vpids[i], vpids[i]);
+				   "put back as core-%d.img", vpid, vpid);
 	}
+	closedir(d);
 	return ret;
 }
 
@@ -668,10 +721,9 @@ static int prepare_restore(void)
 {
 	struct ptimer_err err;
 	char dir[64], path[4096];
-	pid_t *kept = NULL;
-	size_t n_kept = 0, cap = 0, kcap = 0;
+	size_t cap = 0;
 	struct dirent *de;
-	bool exact;
+	bool exact, kept_seen = false, locked = false;
 	int ret = 0, auto_seen = 0;
 	DIR *d;
 
@@ -683,16 +735,7 @@ static int prepare_restore(void)
 		int vpid, end = 0;
 
 		if (sscanf(de->d_name, "core-%d.img.with-timers%n", &vpid, &end) == 1 && !de->d_name[end]) {
-			if (n_kept == kcap) {
-				pid_t *v = realloc(kept, (kcap = kcap ? 2 * kcap : 16) * sizeof(*v));
-
-				if (!v) {
-					ret = ptimer_errf(&err, ENOMEM, "out of memory");
-					break;
-				}
-				kept = v;
-			}
-			kept[n_kept++] = vpid;
+			kept_seen = true;
 			continue;
 		}
 		if (sscanf(de->d_name, "ptimers-%d.img%n", &vpid, &end) != 1 || de->d_name[end])
@@ -717,9 +760,6 @@ static int prepare_restore(void)
 		}
 	}
 	closedir(d);
-	if (!ret)
-		ret = recover_kept(dir, kept, n_kept, &err);
-	free(kept);
 	if (n_plan)
 		qsort(plan, n_plan, sizeof(*plan), cmp_vpid);
 	auto_seen = auto_seen || (n_plan && conf.criu_mode == PTIMER_CRIU_AUTO);
@@ -739,11 +779,26 @@ static int prepare_restore(void)
 			p->how = HOW_CRIU;
 			continue;
 		}
+		/* every core image read under the lock: none is another restore's stripped one */
+		if (!locked) {
+			ret = lock_dir(dir, &err);
+			if (!ret)
+				ret = recover_kept(dir, &err);
+			locked = true;
+			if (ret)
+				break;
+		}
 		ptimer_image_free(&p->img);
 		snprintf(path, sizeof(path), "%s/ptimers-%d.img", dir, p->vpid);
 		ret = ptimer_image_read(path, &p->img, &err);
 		if (!ret)
 			ret = plan_task(p, dir, exact, &err);
+	}
+	/* what a killed restore left, where criu restores every timer itself */
+	if (!ret && kept_seen && !locked) {
+		ret = lock_dir(dir, &err);
+		if (!ret)
+			ret = recover_kept(dir, &err);
 	}
 	if (ret) {
 		ptimer_log(PTIMER_LOG_ERROR, "%s", err.msg);
@@ -763,6 +818,44 @@ static void ptimer_plugin_exit(int stage, int ret)
 		put_back_all();
 		free_plan();
 	}
+}
+
+/*
+ * After criu made the timers as it saved them (a read-only directory): the
+ * ones the dump aimed at the process while criu saved them (struct
+ * reaimed) are aimed at the leader again, as the image has them, with the
+ * timing criu gave them.  Needs the exact-ID prctl.  Returns 0 or -errno.
+ */
+static int reaim_restored(struct ptimer_task *t, const struct ptimer_image *img, struct ptimer_err *err)
+{
+	struct ptimer_timer *with;
+	uint32_t k = 0;
+	int ret;
+
+	for (uint32_t i = 0; i < img->n_timers; i++)
+		k += at_ns_leader(t, &img->timers[i]);
+	if (!k || prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS, PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) < 0)
+		return 0;
+	with = calloc(k, sizeof(*with));
+	if (!with)
+		return ptimer_errf(err, ENOMEM, "out of memory");
+	k = 0;
+	for (uint32_t i = 0; i < img->n_timers; i++)
+		if (at_ns_leader(t, &img->timers[i]))
+			with[k++] = img->timers[i];
+	ret = ptimer_read_timer_state(t, with, k, err);
+	for (uint32_t i = 0; !ret && i < k; i++) {
+		with[i].overrun = 0;
+		with[i].pending = 0;
+		with[i].pending_overrun = 0;
+	}
+	if (!ret)
+		ret = ptimer_replace_timers(t, with, k, err);
+	if (!ret)
+		ptimer_log(PTIMER_LOG_INFO, "task %d: %u timer%s criu made aimed at the process aimed at its leader "
+			   "again, as the image has %s", t->pid, k, k > 1 ? "s" : "", k > 1 ? "them" : "it");
+	free(with);
+	return ret;
 }
 
 static int ptimer_plugin_resume_late(int pid)
@@ -808,6 +901,8 @@ static int ptimer_plugin_resume_late(int pid)
 				   (double)st.ns_total / 1e6);
 	} else {
 		if (p->how == HOW_VERIFY)
+			ret = reaim_restored(&t, &p->img, &err);
+		if (!ret && p->how == HOW_VERIFY)
 			ret = ptimer_verify_task(&t, &p->img, &o, &err);
 		if (!ret)
 			ret = ptimer_restore_slice_task(&t, &p->img, &o, &err);

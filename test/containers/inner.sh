@@ -389,6 +389,92 @@ noplugin_cases() {
 	runc delete -f missing >/dev/null 2>&1
 }
 
+# ---- LXC: lxc-checkpoint ---------------------------------------------------------
+# lxc-checkpoint runs criu itself, with criu's default plugin lookup
+# (/usr/lib/criu, where the .deb put the plugin), the container's init (pid
+# 1 of its namespaces) holding the scenario's timers: checkpointed and
+# stopped (-s), restored (-r), compared and checked as for the OCI
+# runtimes.  Then the same with the plugin moved away: criu alone, noted
+# (it cannot save or restore pid 1's SIGEV_THREAD_ID timer at itself).
+# The cpuset hierarchy is unmounted meanwhile (lxc 6/7 do not start with
+# this host's empty cpuset.cpus there), and no AppArmor profile is named
+# (criu refuses one on a kernel without AppArmor).
+lxc_round() {  # NAME [alone]
+	local name=$1 alone=${2:-} lp=$W/lxc-$1 r pid t0 rc
+	r=$lp/ct/rootfs
+	rm -rf "$lp"
+	mkdir -p "$lp/ct"
+	cp -a "$ROOTFS" "$r"
+	cat >"$lp/ct/config" <<EOC
+lxc.uts.name = $name
+lxc.rootfs.path = dir:$r
+lxc.init.cmd = /zt criu ${SCEN:-container} /state $P/$name
+lxc.net.0.type = empty
+lxc.autodev = 1
+lxc.mount.auto = proc:mixed sys:ro
+lxc.console.path = none
+lxc.tty.max = 0
+lxc.log.file = $lp/lxc.log
+lxc.log.level = INFO
+EOC
+	if ! timeout "$TO" lxc-start -P "$lp" -n ct -d >"$lp/start.out" 2>&1; then
+		fail "$name/start" "lxc-start: $(oneline "$lp/start.out") $(tail -n 3 "$lp/lxc.log" | tr '\n' ' ' | cut -c1-300)"
+		return 1
+	fi
+	ready "$r/state" "$name" "$lp/lxc.log" || { lxc-stop -P "$lp" -n ct -k >/dev/null 2>&1; return 1; }
+	pid=$(lxc-info -P "$lp" -n ct -p -H)
+	timers "$pid" >"$lp/before"
+	t0=$EPOCHREALTIME
+	timeout "$TO" lxc-checkpoint -P "$lp" -n ct -D "$lp/img" -s -v >"$lp/ckpt.out" 2>&1
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		if [ -n "$alone" ]; then
+			note "criu alone: lxc-checkpoint fails: $(logtail "$lp/img/dump.log")"
+		else
+			fail "$name/checkpoint" "lxc-checkpoint -s exit $rc: $(oneline "$lp/ckpt.out") $(logtail "$lp/img/dump.log")"
+		fi
+		lxc-stop -P "$lp" -n ct -k >/dev/null 2>&1
+		return 0
+	fi
+	[ -z "$alone" ] && pass "$name/checkpoint ($(secs "$t0") s): $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers saved' "$lp/img/dump.log" | head -n1)"
+	t0=$EPOCHREALTIME
+	timeout "$TO" lxc-checkpoint -P "$lp" -n ct -D "$lp/img" -r -v >"$lp/rst.out" 2>&1
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		if [ -n "$alone" ]; then
+			note "criu alone: the restore fails: $(grep -ohm1 "Can't create posix timer.*" "$lp/img/restore.log" || logtail "$lp/img/restore.log")"
+		else
+			fail "$name/restore" "lxc-checkpoint -r exit $rc: $(oneline "$lp/rst.out") $(logtail "$lp/img/restore.log")"
+		fi
+		lxc-stop -P "$lp" -n ct -k >/dev/null 2>&1
+		return 0
+	fi
+	pid=$(lxc-info -P "$lp" -n ct -p -H)
+	if [ -n "$alone" ]; then
+		timers "$pid" >"$lp/before.after"
+		note "criu alone restored the container: timers $(cmp -s "$lp/before" "$lp/before.after" && echo equal || echo different)"
+	else
+		pass "$name/restore ($(secs "$t0") s): $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers restored, [a-zA-Z-]+ mode' "$lp/img/restore.log" | head -n1)"
+		compare "$name" "$lp/before" "$pid"
+		collect "$name" "$r/state"
+	fi
+	lxc-stop -P "$lp" -n ct -k >/dev/null 2>&1
+}
+lxc_case() {
+	local cpuset=
+	if ! command -v lxc-checkpoint >/dev/null; then
+		fail lxc "no lxc-checkpoint in this root (roots.d/containers.pkgs: lxc)"
+		return
+	fi
+	mountpoint -q /sys/fs/cgroup/cpuset && umount /sys/fs/cgroup/cpuset && cpuset=1
+	lxc_round lxc
+	mv "$PLUGIN" "$W/ptimer_plugin.so.away"
+	lxc_round lxc-alone alone
+	mv "$W/ptimer_plugin.so.away" "$PLUGIN"
+	[ -n "$cpuset" ] && mount -t cgroup -o cpuset cgroup /sys/fs/cgroup/cpuset
+	return 0
+}
+
 # ---- moves between hosts: trixie checkpoints into /xfer, sid restores ---------------
 move_out() {
 	local b=$X/move-runc st=$X/move-podman pid
@@ -455,7 +541,7 @@ if [ "$what" = bench ]; then
 	exit 0
 fi
 
-set -- prepare oci_case:runc oci_case:crun podman_case noplugin_cases
+set -- prepare oci_case:runc oci_case:crun podman_case noplugin_cases lxc_case
 case "$suite" in
 trixie) set -- "$@" move_out ;;
 sid) set -- "$@" move_in ;;

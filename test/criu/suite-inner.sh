@@ -9,16 +9,18 @@
 #   suite-inner.sh SUITE prebuilt:DIR CRIUDIR [check|bench]
 #
 # Both modes first build the project from SRC.tar in /tmp/src with the
-# root's compilers: make deps && make && make install DESTDIR=/inst
+# root's compilers: make deps && make && make install DESTDIR=/tmp/inst
 # PREFIX=/usr, plus the zdtm_timers test program.  With prebuilt:DIR
 # nothing is built: DIR holds what was cross-built on the host
 # (test/criu/arm64.sh), DIR/usr/bin/ptimer, DIR/usr/lib/criu/ptimer_plugin.so
 # and the test programs in DIR/build/test.
+# /tmp is enter.sh's tmpfs, private to this run: two runs at once in one
+# cached root never use each other's build or plugin.
 # PTIMER_CRIU_CASES (words as run_cases takes them) runs those cases only,
 # after prepare; default: all of them.
 #
 # check: every scenario through real `criu dump` + `criu restore --libdir
-# /inst/usr/lib/criu`, the process checking its own timers after restore
+# /tmp/inst/usr/lib/criu`, the process checking its own timers after restore
 # (test/e2e/zdtm_timers.c, role criu).  The plan "1..N" (N cases), one
 # PASS/FAIL/SKIP line a check (test/lib/harness.sh, sourced from CRIUDIR,
 # where suite.sh puts it), "ok K CASE" after each case, "# ..." notes, and
@@ -32,7 +34,7 @@ set -u
 suite=$1 tarball=$2 cdir=$3 what=${4:-check}
 P="criu-$suite"
 SRC=/tmp/src
-INST=/inst BLD=$SRC/build PREBUILT=
+INST=/tmp/inst BLD=$SRC/build PREBUILT=
 case $tarball in
 prebuilt:*) PREBUILT=${tarball#prebuilt:} INST=${tarball#prebuilt:} BLD=${tarball#prebuilt:}/build ;;
 esac
@@ -56,7 +58,7 @@ kill_wait() { kill -KILL "$1" 2>/dev/null; wait_until 100 gone "$1"; }
 mkdir -p "$SRC" "$W"
 build() {
 	cd "$SRC" && tar xf "$tarball" &&
-		make deps DEPS=build && make -j2 && make install DESTDIR=/inst PREFIX=/usr &&
+		make deps DEPS=build && make -j2 && make install DESTDIR=/tmp/inst PREFIX=/usr &&
 		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/rseq_cs_loop build/test/bench_tree build/test/thread_cpu build/test/sigev_thread &&
 		go_build
 }
@@ -74,7 +76,7 @@ prepare() {
 	if [ -n "$PREBUILT" ]; then
 		note "prebuilt for $(uname -m) in $PREBUILT: nothing to build"
 	elif (build) >"$W/build.log" 2>&1; then
-		[ "$what" = check ] && pass "build: make deps && make && make install DESTDIR=/inst PREFIX=/usr ($(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s)"
+		[ "$what" = check ] && pass "build: make deps && make && make install DESTDIR=/tmp/inst PREFIX=/usr ($(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s)"
 	else
 		fail build "$(tail -n 5 "$W/build.log" | tr '\n' ' ' | cut -c1-400)"
 		exit 1
@@ -859,6 +861,66 @@ case_page_server() {  # NAME
 	collect "$name"
 }
 
+# One checkpoint of threads as pid 1 of its own pid namespace (its leader's
+# SIGEV_THREAD_ID timer is restored by ptimer: criu saves it aimed at the
+# process), restored twice at the same time, each copy in a pid namespace of
+# its own (the plugin locks the directory: the second waits while the
+# first has a core image stripped), then from a read-only bind of the
+# directory (criu makes the timers as it saved them; the plugin aims that
+# one at the leader again).  Each copy must hold the timers the original
+# held, tids as each namespace sees them.
+ns_timers() { proc_timers "$1" | sed -E 's#/(tid|pid)\.[0-9]+#/\1#'; }
+ns_same() {  # NAME PID
+	ns_timers "$2" >"$D/timers.$1"
+	if [ -s "$D/timers.before" ] && cmp -s "$D/timers.before" "$D/timers.$1"; then
+		pass "$name/$1: the $(wc -l <"$D/timers.before") timers of the original"
+	else
+		fail "$name/$1" "original: $(tr '\n' ';' <"$D/timers.before") restored: $(tr '\n' ';' <"$D/timers.$1")"
+	fi
+}
+case_concurrent() {
+	local name=concurrent img ro p1 p2 r1 r2
+	start "$name" criu threads pidns || return 1
+	img=$D.img ro=$D.ro
+	ns_timers "$PID" >"$D/timers.before"
+	dump "$name" "$img" -- --libdir "$LIBDIR" || { kill_wait "$PID"; return 1; }
+	rm -f "$D"/restored.*
+	for k in 1 2; do
+		timeout -s KILL "$CRIU_TIMEOUT" criu restore -D "$img" -d --pidfile "$D/restored.$k" --libdir "$LIBDIR" \
+			-v4 -o "restore-$k.log" >"$D/restore-$k.out" 2>&1 &
+		eval "p$k=\$!"
+	done
+	wait "$p1"
+	r1=$?
+	wait "$p2"
+	r2=$?
+	if [ "$r1" -eq 0 ] && [ "$r2" -eq 0 ]; then
+		pass "$name/both-restored: two criu restore of one directory at once"
+		ns_same copy-1 "$(cat "$D/restored.1")"
+		ns_same copy-2 "$(cat "$D/restored.2")"
+	else
+		fail "$name/both-restored" "criu restore exits $r1 and $r2: $(logtail "$img/restore-1.log") $(logtail "$img/restore-2.log")"
+	fi
+	for k in 1 2; do [ -s "$D/restored.$k" ] && kill_wait "$(cat "$D/restored.$k")"; done
+	mkdir -p "$ro" "$W/$name-ro-work"
+	if mount --bind "$img" "$ro" && mount -o remount,bind,ro "$ro"; then
+		rm -f "$W/$name-ro-work/restored.pid"
+		timeout -s KILL "$CRIU_TIMEOUT" criu restore -D "$ro" -W "$W/$name-ro-work" -d \
+			--pidfile "$W/$name-ro-work/restored.pid" --libdir "$LIBDIR" -v4 -o restore.log \
+			>"$W/$name-ro-work/restore.out" 2>&1
+		RC=$?
+		if [ "$RC" -eq 0 ]; then
+			ns_same read-only "$(cat "$W/$name-ro-work/restored.pid")"
+			kill_wait "$(cat "$W/$name-ro-work/restored.pid")"
+		else
+			fail "$name/read-only" "criu restore exit $RC: $(logtail "$W/$name-ro-work/restore.log")"
+		fi
+		umount "$ro"
+	else
+		fail "$name/read-only" "cannot bind-mount the image directory read-only"
+	fi
+}
+
 # A timer aimed at a thread that has exited, in a pid namespace: criu alone
 # cannot dump it ("Unable to convert the notify thread id", criu/timer.c).
 # The plugin makes it SIGEV_NONE in the process at CHECKPOINT_DEVICES,
@@ -1236,6 +1298,7 @@ CASES=(
 	case_exited_pidns:leave-running-pidns:--leave-running
 	case_exited_pidns_alone
 	case_reuse
+	case_concurrent
 )
 [ -n "${PTIMER_CRIU_CASES:-}" ] && read -ra CASES <<<"$PTIMER_CRIU_CASES"
 run_cases prepare "${CASES[@]}"

@@ -8,8 +8,8 @@
 # parallel the first time, about 3 minutes), then inside it (enter.sh
 # --pidns) suite-inner.sh: the project, taken from this work tree (tracked
 # and untracked-but-not-ignored files), is built with `make deps && make &&
-# make install DESTDIR=/inst PREFIX=/usr`, and the zdtm-style scenarios go
-# through real `criu dump` + `criu restore --libdir /inst/usr/lib/criu`.
+# make install DESTDIR=/tmp/inst PREFIX=/usr`, and the zdtm-style scenarios go
+# through real `criu dump` + `criu restore --libdir /tmp/inst/usr/lib/criu`.
 #
 # check (default, run by test/run.sh): the plan "1..N" (N suites), one
 #   PASS/FAIL/SKIP line a check (each suite's own plan, "ok K CASE" lines and
