@@ -472,50 +472,48 @@ static int parse_image(const char *path, const uint8_t *buf, size_t size,
 	return ret;
 }
 
-int ptimer_image_read(const char *path, struct ptimer_image *img, struct ptimer_err *err)
-{
-	char *buf = NULL;
-	size_t size = 0;
-	int ret;
-
-	memset(img, 0, sizeof(*img));
-	ret = ptimer_file_read(path, "image", IMG_MAX_FILE, PTIMER_FILE_REGULAR | PTIMER_FILE_HINT, &buf,
-			       &size, err);
-	if (ret)
-		return ret;
-	ret = parse_image(path, (const uint8_t *)buf, size, img, err);
-	free(buf);
-	if (ret)
-		ptimer_image_free(img);
-	return ret;
-}
-
-int ptimer_image_read_head(const char *path, struct ptimer_image *img, uint32_t *n_timers, struct ptimer_err *err)
+/* The whole image, or with n_timers the head alone (ptimer_image_read_head). */
+static int read_image(const char *path, struct ptimer_image *img, uint32_t *n_timers, struct ptimer_err *err)
 {
 	char *buf = NULL;
 	size_t size = 0, off = 4;
 	int ret;
 
 	memset(img, 0, sizeof(*img));
-	*n_timers = 0;
+	if (n_timers)
+		*n_timers = 0;
 	ret = ptimer_file_read(path, "image", IMG_MAX_FILE, PTIMER_FILE_REGULAR | PTIMER_FILE_HINT, &buf,
 			       &size, err);
 	if (ret)
 		return ret;
-	ret = check_magic(path, (const uint8_t *)buf, size, err);
-	if (!ret)
-		ret = parse_head(path, (const uint8_t *)buf, size, &off, img, err);
-	if (!ret)
-		ret = check_framing(path, (const uint8_t *)buf, size, off, img->n_timers, err);
-	if (!ret) {
-		*n_timers = img->n_timers;
-		img->n_timers = 0;
-		ret = ptimer_image_validate(img, path, err);
+	if (!n_timers) {
+		ret = parse_image(path, (const uint8_t *)buf, size, img, err);
+	} else {
+		ret = check_magic(path, (const uint8_t *)buf, size, err);
+		if (!ret)
+			ret = parse_head(path, (const uint8_t *)buf, size, &off, img, err);
+		if (!ret)
+			ret = check_framing(path, (const uint8_t *)buf, size, off, img->n_timers, err);
+		if (!ret) {
+			*n_timers = img->n_timers;
+			img->n_timers = 0;
+			ret = ptimer_image_validate(img, path, err);
+		}
 	}
 	free(buf);
 	if (ret)
 		ptimer_image_free(img);
 	return ret;
+}
+
+int ptimer_image_read(const char *path, struct ptimer_image *img, struct ptimer_err *err)
+{
+	return read_image(path, img, NULL, err);
+}
+
+int ptimer_image_read_head(const char *path, struct ptimer_image *img, uint32_t *n_timers, struct ptimer_err *err)
+{
+	return read_image(path, img, n_timers, err);
 }
 
 void ptimer_image_free(struct ptimer_image *img)

@@ -718,6 +718,19 @@ case_post_dump_copy() {
 # must restore threads as pid 1 of its own pid namespace (its leader holds
 # a SIGEV_THREAD_ID timer at itself, which criu alone cannot save) with its
 # timers.  A NAME ending in "alone": criu without the plugin, noted.
+# restored_checks NAME HOW: the restored process checks itself: its lines
+# counted, or for criu alone (NAME ending in "alone") one note
+restored_checks() {
+	case $1 in
+	*alone)
+		touch "$D/restored"
+		wait_until 600 test -e "$D/criu.done" && note "criu alone: $1: restored, $(grep -c '^FAIL' "$D/criu.result") of its checks fail"
+		[ -n "$RPID" ] && wait_until 100 gone "$RPID" ;;
+	*)
+		pass "$1/restore (${RTIME} s, $2)"
+		collect "$1" ;;
+	esac
+}
 lazy_or_alone() {  # NAME WHAT: a FAIL, or criu alone's note
 	case $1 in
 	*alone | *alone/*) note "criu alone: $1: $2" ;;
@@ -762,15 +775,7 @@ case_lazy() {  # NAME
 		gone "$PID" || kill_wait "$PID"
 		return 0
 	fi
-	case $name in
-	*alone)
-		touch "$D/restored"
-		wait_until 600 test -e "$D/criu.done" && note "criu alone: $name: restored, $(grep -c '^FAIL' "$D/criu.result") of its checks fail"
-		[ -n "$RPID" ] && wait_until 100 gone "$RPID" ;;
-	*)
-		pass "$name/restore (${RTIME} s, pages fetched lazily)"
-		collect "$name" ;;
-	esac
+	restored_checks "$name" "pages fetched lazily"
 }
 # check_copy_ptimers NAME DIR: the plugin's images are in a copy made at post-dump
 check_copy_ptimers() {
@@ -813,15 +818,7 @@ case_predump() {  # NAME
 		lazy_or_alone "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
 		return 0
 	fi
-	case $name in
-	*alone)
-		touch "$D/restored"
-		wait_until 600 test -e "$D/criu.done" && note "criu alone: $name: restored, $(grep -c '^FAIL' "$D/criu.result") of its checks fail"
-		[ -n "$RPID" ] && wait_until 100 gone "$RPID" ;;
-	*)
-		pass "$name/restore (${RTIME} s, after a pre-dump)"
-		collect "$name" ;;
-	esac
+	restored_checks "$name" "after a pre-dump"
 }
 
 # criu dump --page-server: the memory goes to a criu page-server (here on
