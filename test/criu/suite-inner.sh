@@ -966,6 +966,34 @@ case_exited_pidns() {  # NAME [CRIU-ARGS]
 	esac
 	collect "$name"
 }
+# A dump that fails after the plugin changed the process (a post-dump
+# script that refuses: criu resumes the tasks, criu/cr-dump.c
+# cr_dump_finish()): the process must go on as before, the timer aimed at
+# its leader aimed at it again (the exited thread's timer stays SIGEV_NONE:
+# it could never signal anyone), and it checks its own timers.
+case_failed_dump_pidns() {
+	local name=failed-dump-pidns img script=$W/refuse.sh
+	start "$name" criu exited pidns || return 1
+	img=$D.img
+	rm -rf "$img"
+	mkdir -p "$img"
+	printf '#!/bin/sh\n[ "$CRTOOLS_SCRIPT_ACTION" = post-dump ] && exit 1\nexit 0\n' >"$script"
+	chmod +x "$script"
+	ns_timers "$PID" | sed 's#^1 \([0-9]*/[0-9a-f]*\) signal/tid #1 \1 none/pid #' >"$D/timers.before"
+	timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$PID" -D "$img" -v4 -o dump.log --libdir "$LIBDIR" \
+		--action-script "$script" >"$img/dump.out" 2>&1
+	RC=$?
+	if [ "$RC" -eq 0 ] || gone "$PID"; then
+		fail "$name/dump-refused" "criu dump exit $RC, process $(gone "$PID" && echo gone || echo running): $(logtail "$img/dump.log")"
+		gone "$PID" || kill_wait "$PID"
+		return 1
+	fi
+	pass "$name/dump-refused: criu dump exit $RC, the process runs on"
+	ns_same after-failed-dump "$PID"
+	RPID=$PID
+	collect "$name"
+}
+
 # criu alone on the same: noted, not counted (criu's failure, not ours).
 case_exited_pidns_alone() {
 	start exited-pidns-alone criu exited pidns || return
@@ -1293,6 +1321,7 @@ CASES=(
 	case_page_server:page-server
 	case_exited_pidns:exited-pidns
 	case_exited_pidns:leave-running-pidns:--leave-running
+	case_failed_dump_pidns
 	case_exited_pidns_alone
 	case_reuse
 	case_concurrent
