@@ -92,7 +92,7 @@ run() {
 	timeout -s KILL "${ZDTM_TIMEOUT:-900}" python3 zdtm.py run "${args[@]}" -f "$flavor" --keep-going \
 		--keep-img always --criu-bin /usr/sbin/criu --crit-bin /usr/bin/crit >"$log" 2>&1 </dev/null
 	for t in "$@"; do
-		awk -v t="zdtm/static/$t" -v mode="$mode" -v fl="$flavor" -v short="$t" '
+		line=$(awk -v t="zdtm/static/$t" -v mode="$mode" -v fl="$flavor" -v short="$t" '
 			index($0, "Skipping " t " (") == 1 { r = "skip"; why = substr($0, length("Skipping " t " (") + 1); sub(/\)$/, "", why) }
 			index($0, "Run " t " in ") { ran = 1 }
 			index($0, "Test " t " PASS") { r = "pass" }
@@ -102,7 +102,15 @@ run() {
 				if (r == "") { r = ran ? "fail" : "skip"; why = ran ? "no PASS or FAIL line from zdtm.py" : "zdtm.py did not run it" }
 				gsub(/b\x27|\x27$/, "", why)
 				print "R", mode, fl, short, r, why
-			}' "$log"
+			}' "$log")
+		# a failed dump or restore: criu's own error lines say why
+		case $line in
+		"R $mode $flavor $t fail "*)
+			e=$(cat dump/zdtm/static/"$t"/*/*/dump.log dump/zdtm/static/"$t"/*/*/restore.log 2>/dev/null |
+				grep -E 'Error \(|Warn  \(.*ptimer' | grep -v rlimit | tail -n 3 | tr '\n' ' ' | cut -c1-400)
+			[ -n "$e" ] && line="$line; criu: $e" ;;
+		esac
+		echo "$line"
 	done
 	# With the plugin: dumps whose log shows it loaded, POSIX timers it saved.
 	if [ "$mode" = with ]; then

@@ -180,7 +180,7 @@ for s in "${suites[@]}"; do
 		elif [ "$rwo" = budget ] || [ "$rwi" = budget ]; then
 			skip "$name" "not run, over the time budget of $BUDGET s (PTIMER_ZDTM_BUDGET)"
 		elif [ "$rwo" != "$rwi" ]; then
-			fail "$name" "without the plugin $rwo, with it $rwi ($(echo "$wi" | cut -d' ' -f6- | cut -c1-300))"
+			fail "$name" "without the plugin $rwo, with it $rwi ($(echo "$wi" | cut -d' ' -f6- | cut -c1-700))"
 		elif [ "$rwo" = skip ]; then
 			skip "$name" "zdtm skips it: $why"
 		elif [ "$rwo" = fail ]; then
