@@ -14,7 +14,11 @@
 #   (deb-src of the host's mirror; the host's apt is not changed), checked
 #   against the SHA256 apt prints;
 # - the tree, extracted once; zdtm-inner.sh builds the tests in it once.
-# Both suites run at the same time (zdtm's tests mostly wait).
+# One suite after the other: zdtm.py mounts the named cgroup hierarchies
+# zdtmtst and zdtmtst.defaultroot, which are the host's whatever the root,
+# and unmounts them when it ends, under a lock file of its own tree only
+# (test/zdtm_mount_cgroups); two runs at once can pull them from under each
+# other.
 #
 # Verdicts, one line a test and flavor: PASS when the test gives the same
 # result with and without the plugin (and, with it, the plugin dumped the
@@ -131,15 +135,15 @@ envs=(--env "ZDTM_DEADLINE=$((t_start + BUDGET))")
 for v in ZDTM_TIMER_TESTS ZDTM_OTHER_TESTS ZDTM_FLAVORS ZDTM_TIMEOUT CRIU_FAULT; do
 	[ -n "${!v+set}" ] && envs+=(--env "$v=${!v}")
 done
-declare -A PIDS
+declare -A RCS
 for s in "${suites[@]}"; do
 	[ -n "${TREE[$s]:-}" ] || continue
 	mkdir -p "$TMP/logs.$s"
 	timeout -s KILL "$TIMEOUT" "$here/enter.sh" "$("$here/roots.sh" path "$s" zdtm)" --pidns --pts --sys \
 		--bind "${TREE[$s]}:/zdtm-tree" --ro-bind "$TMP/src.tar:/ptimer-src.tar" \
 		--ro-bind "$TMP/scripts:/ptimer-criu" --bind "$TMP/logs.$s:/zdtm-logs" "${envs[@]}" -- \
-		bash /ptimer-criu/zdtm-inner.sh "$s" /zdtm-tree /ptimer-src.tar /ptimer-criu >"$TMP/$s.out" 2>&1 &
-	PIDS[$s]=$!
+		bash /ptimer-criu/zdtm-inner.sh "$s" /zdtm-tree /ptimer-src.tar /ptimer-criu >"$TMP/$s.out" 2>&1
+	RCS[$s]=$?
 done
 
 table=()
@@ -152,8 +156,7 @@ for s in "${suites[@]}"; do
 		echo "not ok $k zdtm-$s"
 		continue
 	fi
-	wait "${PIDS[$s]}"
-	rc=$?
+	rc=${RCS[$s]}
 	grep -E '^(# |PASS |FAIL |SKIP )' "$TMP/$s.out"
 	tally "$TMP/$s.out"
 	if [ -n "${PTIMER_ZDTM_LOGS:-}" ]; then
