@@ -535,6 +535,8 @@ move_in() {
 	fi
 }
 
+. "$S/cri.sh"
+
 if [ "$what" = bench ]; then
 	prepare
 	. "$S/bench-inner.sh"
@@ -543,9 +545,12 @@ fi
 
 set -- prepare oci_case:runc oci_case:crun podman_case noplugin_cases lxc_case
 case "$suite" in
-trixie) set -- "$@" move_out ;;
-sid) set -- "$@" move_in ;;
+trixie) set -- "$@" move_out cri_case ;;
+sid) set -- "$@" move_in cri_case ;;
 esac
+# PTIMER_CT_CASES (while working on the suite): the cases to run instead
+# shellcheck disable=SC2086
+[ -n "${PTIMER_CT_CASES:-}" ] && set -- ${PTIMER_CT_CASES}
 run_cases "$@"
 [ -n "${PTIMER_CT_REUSE:-}" ] || rm -rf /var/tmp/ptimer-ct
 totals "$suite"

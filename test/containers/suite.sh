@@ -72,7 +72,7 @@ for s in "${suites[@]}"; do
 	flock 8
 	timeout -s KILL "$TIMEOUT" "$top/test/criu/enter.sh" "$root" --pidns --pts --sys \
 		--ro-bind "$TMP/src.tar:/ptimer-src.tar" --ro-bind "$TMP/scripts:/ptimer-ct" \
-		--bind "$TMP/xfer:/xfer" ${PTIMER_CT_REUSE:+--env PTIMER_CT_REUSE=1} -- \
+		--bind "$TMP/xfer:/xfer" ${PTIMER_CT_REUSE:+--env PTIMER_CT_REUSE=1} ${PTIMER_CT_CASES:+--env "PTIMER_CT_CASES=$PTIMER_CT_CASES"} -- \
 		bash /ptimer-ct/inner.sh "$s" "$what" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 	exec 8>&-
