@@ -24,6 +24,9 @@
 # on the right thread) and its PASS/FAIL lines are printed here.  Reported
 # through test/lib/harness.sh (suite.sh puts it in /ptimer-ct): the plan
 # "1..N" (N cases, the build first), "ok K CASE" after each, totals last.
+# cri_case (cri.sh): containerd's CRI and ctr.  PTIMER_CT_CASES (while
+# working on the suite) names the cases to run instead of all, e.g.
+# "prepare cri_case".
 # bench: runc checkpoint and restore, with and without the plugin.
 set -u
 

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # test/containers/suite.sh [check|bench] [SUITE]... - ptimer's CRIU plugin under
-# container runtimes: runc, crun and podman on criu 4.1.1 (trixie) and 4.2.1
-# (sid), in cached Debian roots of their own (test/criu/roots.sh ensure
+# container runtimes: runc, crun, podman, LXC and containerd (its CRI, as the
+# kubelet drives it, and ctr) on criu 4.1.1 (trixie) and 4.2.1 (sid), in cached Debian roots of their own (test/criu/roots.sh ensure
 # SUITE containers: the base build packages plus test/criu/roots.d/
 # containers.pkgs).
 #
@@ -11,8 +11,9 @@
 #   root inner.sh builds the project and its .deb ('make deb'), installs it
 #   with apt-get install ./build/ptimer_*.deb, and runs a static container
 #   program holding five timers (zdtm_timers criu container) through
-#   checkpoint and restore under each runtime; then the moves from trixie to
-#   sid: runc image directories, podman --export/--import.  One host
+#   checkpoint and restore under each runtime (containerd's: cri.sh); then
+#   the moves from trixie to sid: runc image directories, podman
+#   --export/--import.  One host
 #   directory, bound at /xfer into both roots, carries what moves.
 # bench (test/bench.sh): "cbench: SUITE VERSION RUNTIME PHASE MODE MEDIAN
 #   RUNS..." lines, runc checkpoint and restore times with and without the
