@@ -40,7 +40,7 @@ cri_registry() {
 			"$CW/registry" "$port" >"$CW/registry.yml"
 		docker-registry serve "$CW/registry.yml" >"$CW/registry.log" 2>&1 &
 		REG_PID=$!
-		wait_until 100 python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])' \
+		wait_until 300 python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])' \
 			"http://127.0.0.1:$port/v2/" 2>/dev/null && break
 		kill "$REG_PID" 2>/dev/null
 		wait "$REG_PID" 2>/dev/null
