@@ -598,9 +598,9 @@ static int cmd_restore(struct cli *c)
 	if (c->quiet)
 		return 0;
 	printf("restored %s into process %d: %s mode, %.3f ms (%.3f ms inside the process)\n", path, c->pid,
-	       st.mode == PTIMER_MODE_LINEAR ? "linear" : "exact-ID", (double)st.ns_total / 1e6,
+	       st.mode == PTIMER_RESTORE_LINEAR ? "linear" : "exact-ID", (double)st.ns_total / 1e6,
 	       (double)st.ns_inject / 1e6);
-	if (st.mode == PTIMER_MODE_LINEAR)
+	if (st.mode == PTIMER_RESTORE_LINEAR)
 		printf("linear mode: %llu create/delete pairs\n", (unsigned long long)st.pairs);
 	return 0;
 }

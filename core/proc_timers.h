@@ -11,7 +11,7 @@
 
 #include "lib/err.h"
 #include "lib/procfs.h"
-#include "restorer/abi.h"
+#include "lib/timer.h"
 
 /*
  * ptimer_proc_parse_timers - parse the text of /proc/PID/timers.

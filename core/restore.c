@@ -812,7 +812,7 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 	if (!ret) {
 		ret = run_and_verify(&r, err);
 		if (st) {
-			st->mode = (int)r.a.mode;
+			st->mode = r.a.mode == PTIMER_MODE_LINEAR ? PTIMER_RESTORE_LINEAR : PTIMER_RESTORE_EXACT;
 			st->pairs = r.a.pairs_done;
 			st->ns_inject = ptimer_now_ns() - t1;
 		}

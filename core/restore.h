@@ -49,7 +49,7 @@ struct ptimer_restore_opts {
 };
 
 struct ptimer_restore_stats {
-	int mode;			/* PTIMER_MODE_EXACT or _LINEAR, as used */
+	enum ptimer_restore_mode mode;	/* PTIMER_RESTORE_EXACT or _LINEAR, as used */
 	uint64_t pairs;			/* linear create/delete pairs */
 	uint64_t ns_total;		/* restore wall time, ns */
 	uint64_t ns_inject;		/* of which in the target, ns */

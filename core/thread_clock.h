@@ -10,7 +10,7 @@
 
 #include "core/task.h"
 #include "lib/err.h"
-#include "restorer/abi.h"
+#include "lib/timer.h"
 
 /*
  * ptimer_find_clock_threads - set clock_tid (the process's own-namespace

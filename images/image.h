@@ -19,7 +19,7 @@
 #include <sys/types.h>
 
 #include "lib/err.h"
-#include "restorer/abi.h"
+#include "lib/timer.h"
 
 #define PTIMER_IMG_MAGIC	0x54494d52u	/* "RMIT" on disk, LE */
 #define PTIMER_IMG_VERSION	1u

@@ -9,7 +9,7 @@
 #include <sys/types.h>
 
 #include "lib/err.h"
-#include "restorer/abi.h"
+#include "lib/timer.h"
 
 /*
  * ptimer_criu_core_strip_timers - take the POSIX timers (CoreEntry

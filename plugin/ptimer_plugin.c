@@ -897,7 +897,7 @@ static int ptimer_plugin_resume_late(int pid)
 			ret = ptimer_criu_pending(&t, &p->img, &err);
 		if (!ret)
 			ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): %u POSIX timers restored, %s mode, %.3f ms",
-				   pid, vpid, p->img.n_timers, st.mode == PTIMER_MODE_LINEAR ? "linear" : "exact-ID",
+				   pid, vpid, p->img.n_timers, st.mode == PTIMER_RESTORE_LINEAR ? "linear" : "exact-ID",
 				   (double)st.ns_total / 1e6);
 	} else {
 		if (p->how == HOW_VERIFY)
