@@ -58,7 +58,7 @@ static int libc_sigev_thread(const struct ptimer_task *t, const struct ptimer_im
 {
 	bool same = img->pid == t->vpid && ptimer_task_host_tid(t, tm->notify_tid);
 
-	if (img->criu_mode != PTIMER_CRIU_NONE || (o && o->force_signals) ||
+	if (img->criu_mode != PTIMER_IMG_STANDALONE || (o && o->force_signals) ||
 	    !(tm->sigev_notify & PTIMER_SIGEV_THREAD_ID) || tm->signo != LIBC_SIGTIMER)
 		return 0;
 	for (int i = 0; o && i < o->n_tid_map; i++)
@@ -110,7 +110,7 @@ static int check_signals(const struct ptimer_task *t, const struct ptimer_image 
 {
 	uint64_t taken, all_block = ~0ull;
 
-	if (img->criu_mode != PTIMER_CRIU_NONE || (o && o->force_signals))
+	if (img->criu_mode != PTIMER_IMG_STANDALONE || (o && o->force_signals))
 		return 0;
 	taken = status_mask(t->pid, 0, "SigCgt") | status_mask(t->pid, 0, "SigIgn");
 	for (int i = 0; i < t->n_threads; i++)	/* a zombie leader takes no signal */
@@ -168,7 +168,7 @@ static int map_timers(const struct ptimer_task *t, const struct ptimer_image *im
 
 		/* criu dumped the queued siginfo and queues it again itself
 		 * (criu/cr-restore.c, restorer signal queues): never twice */
-		if (img->criu_mode != PTIMER_CRIU_NONE)
+		if (img->criu_mode != PTIMER_IMG_STANDALONE)
 			tm->pending = 0;
 
 		if (tm->clock_id < 0 && ~(tm->clock_id >> 3)) {
@@ -1001,7 +1001,7 @@ int ptimer_replace_timers(struct ptimer_task *t, const struct ptimer_timer *with
 	struct ptimer_image mini = {
 		.version = PTIMER_IMG_VERSION,
 		.pid = t->vpid,
-		.criu_mode = PTIMER_CRIU_TAKEOVER,
+		.criu_mode = PTIMER_IMG_CRIU_FIRST,	/* the plugin's: not standalone */
 		.n_timers = n,
 		.timers = (struct ptimer_timer *)with,
 	};

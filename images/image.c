@@ -209,7 +209,7 @@ int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, u
 	head.version = PTIMER_IMG_VERSION;
 	head.pid = img->pid;
 	head.n_timers = img->n_timers;
-	head.has_criu_mode = img->criu_mode != PTIMER_CRIU_NONE;
+	head.has_criu_mode = img->criu_mode != PTIMER_IMG_STANDALONE;
 	head.criu_mode = img->criu_mode;
 	head.has_state_in_core = img->state_in_core != 0;
 	head.state_in_core = img->state_in_core;
@@ -378,7 +378,7 @@ static int parse_head(const char *path, const uint8_t *buf, size_t size, size_t 
 	img->version = head->version;
 	img->pid = head->pid;
 	img->n_timers = head->n_timers;
-	img->criu_mode = head->has_criu_mode ? head->criu_mode : PTIMER_CRIU_NONE;
+	img->criu_mode = head->has_criu_mode ? head->criu_mode : PTIMER_IMG_STANDALONE;
 	img->state_in_core = head->has_state_in_core ? head->state_in_core : 0;
 	img->counts_known = head->has_n_pending && head->has_n_clock_tid;
 	img->n_pending = img->counts_known ? head->n_pending : 0;

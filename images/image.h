@@ -55,20 +55,20 @@ struct ptimer_thread {
 	uint32_t pad;
 };
 
-enum ptimer_criu_mode {
-	PTIMER_CRIU_NONE = 0,		/* standalone dump */
-	PTIMER_CRIU_TAKEOVER = 1,	/* plugin restores; criu's core has no timers */
-	PTIMER_CRIU_NATIVE = 2,		/* criu restores; the plugin verifies */
-	PTIMER_CRIU_AUTO = 3,		/* criu restores (its core keeps them) when
-					   the restoring criu makes exact IDs itself
-					   (criu 4.2+ on Linux 6.15+); otherwise the
-					   plugin takes them over at restore */
-};
+/*
+ * struct ptimer_image.criu_mode: who wrote the image.  PTIMER_IMG_STANDALONE:
+ * ptimer dump; PTIMER_IMG_CRIU_FIRST..PTIMER_IMG_CRIU_LAST: the CRIU plugin,
+ * the value being its criu-mode setting then (enum ptimer_criu_mode,
+ * plugin/conf.h: 1 takeover, 2 native, 3 auto).
+ */
+#define PTIMER_IMG_STANDALONE	0u
+#define PTIMER_IMG_CRIU_FIRST	1u
+#define PTIMER_IMG_CRIU_LAST	3u
 
 struct ptimer_image {
 	uint32_t version;	/* PTIMER_IMG_VERSION of the writer */
 	int32_t pid;		/* the process, in its own pid namespace */
-	uint32_t criu_mode;	/* enum ptimer_criu_mode */
+	uint32_t criu_mode;	/* PTIMER_IMG_STANDALONE, or the plugin's mode */
 	uint32_t state_in_core;	/* 1: the timers' it_value, it_interval and
 				   overrun are criu's, in core-<pid>.img
 				   (written by the CRIU plugin); 0: here */

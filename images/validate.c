@@ -319,12 +319,12 @@ int ptimer_image_validate(const struct ptimer_image *img, const char *what, stru
 	if (img->pid <= 0) {
 		return ptimer_errf(err, EINVAL, "%s: pid %" PRId32 " must be > 0", what, img->pid);
 	}
-	if (img->criu_mode > PTIMER_CRIU_AUTO) {
+	if (img->criu_mode > PTIMER_IMG_CRIU_LAST) {
 		return ptimer_errf(err, EINVAL, "%s: criu_mode %" PRIu32 " unknown (0 none, 1 plugin, 2 native, "
 				   "3 auto)",
 				   what, img->criu_mode);
 	}
-	if (img->state_in_core > 1 || (img->state_in_core && img->criu_mode == PTIMER_CRIU_NONE)) {
+	if (img->state_in_core > 1 || (img->state_in_core && img->criu_mode == PTIMER_IMG_STANDALONE)) {
 		return ptimer_errf(err, EINVAL, "%s: state_in_core %" PRIu32 " %s", what, img->state_in_core,
 				   img->state_in_core > 1 ? "must be 0 or 1" : "without a criu_mode: only the "
 				   "CRIU plugin leaves the timers' state in criu's core image");

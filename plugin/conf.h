@@ -29,6 +29,22 @@
 
 #define PTIMER_CONF_DEFAULT_PATH "/etc/criu/ptimer.conf"
 
+/*
+ * criu-mode: who restores the timers when criu restores the checkpoint
+ * (ptimer_plugin.c says how each is carried out).  The value is written as
+ * the image's criu_mode (images/image.h), so the numbers are the format's.
+ */
+enum ptimer_criu_mode {
+	PTIMER_CRIU_TAKEOVER = PTIMER_IMG_CRIU_FIRST,	/* the plugin restores;
+							   criu's core has no timers */
+	PTIMER_CRIU_NATIVE = 2,		/* criu restores; the plugin verifies */
+	PTIMER_CRIU_AUTO = PTIMER_IMG_CRIU_LAST,	/* criu restores (its core keeps
+					   them) when the restoring criu makes
+					   exact IDs itself (criu 4.2+ on Linux
+					   6.15+); otherwise the plugin takes
+					   them over at restore */
+};
+
 struct ptimer_plugin_conf {
 	enum ptimer_criu_mode criu_mode;	/* AUTO, TAKEOVER or NATIVE */
 	bool strict;

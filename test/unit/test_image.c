@@ -192,7 +192,7 @@ static void sample_image(struct ptimer_image *img, struct ptimer_timer *t)
 	memcpy(t, sample_timers, sizeof(sample_timers));
 	img->version = PTIMER_IMG_VERSION;
 	img->pid = 123;
-	img->criu_mode = PTIMER_CRIU_NONE;
+	img->criu_mode = PTIMER_IMG_STANDALONE;
 	img->state_in_core = 0;
 	img->n_timers = N_SAMPLE;
 	img->timers = t;
@@ -331,25 +331,25 @@ static void test_round_trip(void)
 	}
 
 	/* The plugin's image: the timing in criu's core image, said so. */
-	img.criu_mode = PTIMER_CRIU_AUTO;
+	img.criu_mode = PTIMER_IMG_CRIU_LAST;
 	img.state_in_core = 1;
 	ret = ptimer_image_write(path, &img, &err);
 	ret = ret ? ret : ptimer_image_read(path, &got, &err);
-	CHECK("write/read: criu_mode 3 and state_in_core 1 kept", ret == 0 && got.criu_mode == PTIMER_CRIU_AUTO &&
+	CHECK("write/read: criu_mode 3 and state_in_core 1 kept", ret == 0 && got.criu_mode == PTIMER_IMG_CRIU_LAST &&
 	      got.state_in_core == 1, "ret %d criu_mode %u state_in_core %u: %s", ret, got.criu_mode,
 	      got.state_in_core, err.msg);
 	ptimer_image_free(&got);
-	img.criu_mode = PTIMER_CRIU_NONE;
+	img.criu_mode = PTIMER_IMG_STANDALONE;
 	ret = ptimer_image_write(path, &img, &err);
 	CHECK("write: state_in_core without a criu_mode refused", ret == -EINVAL && strstr(err.msg, "state_in_core"),
 	      "ret %d: %s", ret, err.msg);
 	img.state_in_core = 2;
-	img.criu_mode = PTIMER_CRIU_TAKEOVER;
+	img.criu_mode = PTIMER_IMG_CRIU_FIRST;
 	ret = ptimer_image_write(path, &img, &err);
 	CHECK("write: state_in_core 2 refused", ret == -EINVAL && strstr(err.msg, "must be 0 or 1"),
 	      "ret %d: %s", ret, err.msg);
 	img.state_in_core = 0;
-	img.criu_mode = PTIMER_CRIU_NONE;
+	img.criu_mode = PTIMER_IMG_STANDALONE;
 
 	/* No timers at all is a valid image. */
 	img.n_timers = 0;
