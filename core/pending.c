@@ -159,7 +159,7 @@ static int mend_queue(const struct ptimer_task *t, const struct ptimer_image *im
 	pid_t vtid = ptimer_task_vtid(t, m->tid);
 	int ret, r;
 
-	ret = ptimer_blob_open(&b, m->tid, 4, 0, err);
+	ret = ptimer_blob_open(&b, m->tid, 4, 0, t->owns_waits, err);
 	if (ret)
 		return ret;
 	data = ptimer_blob_data(b, &room);
@@ -216,7 +216,7 @@ static int expire_now(const struct ptimer_task *t, const struct ptimer_image *im
 	size_t room;
 	int ret, r;
 
-	ret = ptimer_blob_open(&b, ptimer_task_runner(t), 4, 0, err);
+	ret = ptimer_blob_open(&b, ptimer_task_runner(t), 4, 0, t->owns_waits, err);
 	if (ret)
 		return ret;
 	data = ptimer_blob_data(b, &room);

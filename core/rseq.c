@@ -83,14 +83,14 @@ static int real_get_config(void *ctx, pid_t tid, struct ptimer_rseq_config *c)
 	return 0;
 }
 
-static int real_slice(void *ctx, pid_t tid, uint32_t how, uint32_t arg, int32_t *get, int32_t *set,
-		      struct ptimer_err *err)
+static int real_slice(void *ctx, pid_t tid, bool owns_waits, uint32_t how, uint32_t arg, int32_t *get,
+		      int32_t *set, struct ptimer_err *err)
 {
 	struct ptimer_blob_args a = { .op = PTIMER_OP_SLICE, .slice_how = how, .slice_arg = arg };
 	struct ptimer_blob *b = NULL;
 	int ret, r;
 
-	ret = ptimer_blob_open(&b, tid, 0, 0, err);
+	ret = ptimer_blob_open(&b, tid, 0, 0, owns_waits, err);
 	if (ret)
 		return ret;
 	ret = ptimer_blob_call(b, &a, err);
@@ -188,7 +188,7 @@ int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_op
 		}
 		if (kernel_answer)
 			continue;
-		ret = ops->slice(ops->ctx, t->tids[i], PTIMER_SLICE_GET, 0, &get, &set, err);
+		ret = ops->slice(ops->ctx, t->tids[i], t->owns_waits, PTIMER_SLICE_GET, 0, &get, &set, err);
 		if (ret) {
 			free(v);
 			return ret;
@@ -233,6 +233,7 @@ int ptimer_slice_targets(const struct ptimer_task *t, const struct ptimer_image 
 		g->image_tid = th->tid;
 		vt = ptimer_map_tid(t, img->pid, map, n_map, th->tid);
 		g->host_tid = vt ? ptimer_task_host_tid(t, vt) : 0;
+		g->owns_waits = t->owns_waits;
 	}
 	return 0;
 }
@@ -292,7 +293,7 @@ int ptimer_slice_prepare(pid_t pid, struct ptimer_slice_target *v, int n, enum p
 		}
 		g->rseq_abi_pointer = c.rseq_abi_pointer;
 		g->rseq_abi_size = c.rseq_abi_size;
-		ret = ops->slice(ops->ctx, g->host_tid, PTIMER_SLICE_PROBE, 0, &get, &set, err);
+		ret = ops->slice(ops->ctx, g->host_tid, g->owns_waits, PTIMER_SLICE_PROBE, 0, &get, &set, err);
 		if (ret)
 			return ret;
 		g->was_enabled = get == PTIMER_PR_RSEQ_SLICE_EXT_ENABLE;
@@ -322,7 +323,7 @@ int ptimer_slice_apply(pid_t pid, struct ptimer_slice_target *v, int n, enum pti
 
 		if (g->skip)
 			continue;
-		ret = ops->slice(ops->ctx, g->host_tid, PTIMER_SLICE_SET, PTIMER_PR_RSEQ_SLICE_EXT_ENABLE, &get,
+		ret = ops->slice(ops->ctx, g->host_tid, g->owns_waits, PTIMER_SLICE_SET, PTIMER_PR_RSEQ_SLICE_EXT_ENABLE, &get,
 				 &set, err);
 		if (ret)
 			return ret;
@@ -364,7 +365,7 @@ void ptimer_slice_undo(pid_t pid, struct ptimer_slice_target *v, int n, const st
 
 		if (!g->applied || g->was_enabled)
 			continue;
-		if ((ops->slice(ops->ctx, g->host_tid, PTIMER_SLICE_SET, 0, &get, &set, &e) || set < 0) &&
+		if ((ops->slice(ops->ctx, g->host_tid, g->owns_waits, PTIMER_SLICE_SET, 0, &get, &set, &e) || set < 0) &&
 		    !ptimer_thread_exiting(pid, g->host_tid))	/* gone: nothing to undo */
 			ptimer_log(PTIMER_LOG_ERROR, "process %d: thread %d: could not disable the rseq "
 				   "time-slice extension again", pid, g->host_tid);

@@ -47,8 +47,8 @@ struct ptimer_rseq_config {
  */
 struct ptimer_rseq_ops {
 	int (*get_config)(void *ctx, pid_t tid, struct ptimer_rseq_config *c);
-	int (*slice)(void *ctx, pid_t tid, uint32_t how, uint32_t arg, int32_t *get, int32_t *set,
-		     struct ptimer_err *err);
+	int (*slice)(void *ctx, pid_t tid, bool owns_waits, uint32_t how, uint32_t arg, int32_t *get,
+		     int32_t *set, struct ptimer_err *err);
 	int (*mem)(void *ctx, pid_t pid, uint64_t addr, void *buf, size_t len, bool write);
 	void *ctx;
 };
@@ -91,6 +91,8 @@ int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_op
 struct ptimer_slice_target {
 	pid_t image_tid;		/* tid in the image */
 	pid_t host_tid;			/* target thread, host tid; 0: none maps */
+	bool owns_waits;		/* its process was seized by ptimer
+					   (struct ptimer_task.owns_waits) */
 	uint64_t rseq_abi_pointer;	/* the target thread's registration */
 	uint32_t rseq_abi_size;
 	bool was_enabled;		/* GET said enabled before we touched it */

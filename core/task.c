@@ -326,6 +326,7 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
+	t->owns_waits = true;
 	if (pid == getpid())
 		return ptimer_errf(err, EINVAL, "process %d is ptimer itself", pid);
 	st = proc_state(pid);

@@ -22,6 +22,9 @@ struct ptimer_task {
 				   live one (the leader may have exited) */
 	bool stopped;		/* the process was in a group-stop (SIGSTOP,
 				   SIGTSTP, ...) when seized: it stays stopped */
+	bool owns_waits;	/* seized by ptimer (ptimer_task_seize), which owns
+				   its threads' wait events; false when adopted
+				   from another tracer (criu) */
 };
 
 /*

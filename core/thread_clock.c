@@ -29,7 +29,7 @@ static int set_each(const struct ptimer_task *t, const int32_t *ids, uint32_t k,
 
 	if (!k)
 		return 0;
-	ret = ptimer_blob_open(&b, ptimer_task_runner(t), 1, 0, err);
+	ret = ptimer_blob_open(&b, ptimer_task_runner(t), 1, 0, t->owns_waits, err);
 	if (ret)
 		return ret;
 	data = ptimer_blob_data(b, &room);

@@ -254,7 +254,6 @@ static int ptimer_plugin_init(int stage)
 
 	ptimer_log_set(criu_log);
 	ptimer_verbosity = PTIMER_LOG_DEBUG;
-	ptimer_compel_log_owned = false;	/* criu's compel log stays criu's */
 	if (ptimer_plugin_conf_load(&conf, NULL, &err)) {
 		ptimer_log(PTIMER_LOG_ERROR, "%s", err.msg);
 		return -1;

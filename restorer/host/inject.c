@@ -70,9 +70,9 @@ struct ptimer_blob {
 	int notify_sig;			/* the blob's "done" signal */
 	uint64_t stub;			/* the syscall stub's address; 0: not placed */
 	uint64_t mapped;		/* base is mapped (also before the code is in) */
+	bool owns_waits;		/* ptimer seized the process: reap its threads */
 };
 
-bool ptimer_compel_log_owned = true;
 void (*ptimer_blob_log_fn)(int level, const char *msg);
 
 /* What has no caller to return it to goes to the hook, if any. */
@@ -97,7 +97,8 @@ static bool is_leftover(struct ptimer_blob *b, unsigned long start, uint64_t *si
  * them, and the thread we wait for (the leader) is not reported until they
  * are gone: waitpid() would block for ever.  A reaper thread collects exits
  * of the other threads while our code runs.
- * Standalone only: inside criu, criu owns its tracees' wait events.
+ * Only when ptimer seized the process (owns_waits): inside criu, criu owns
+ * its tracees' wait events.
  */
 struct reaper {
 	pthread_t thread;
@@ -157,7 +158,7 @@ static void reaper_start(struct reaper *r, const struct ptimer_blob *b)
 	r->stop = false;
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->wake, NULL);
-	r->running = ptimer_compel_log_owned && b->tgid > 0 &&
+	r->running = b->owns_waits && b->tgid > 0 &&
 		     pthread_create(&r->thread, NULL, reaper_main, r) == 0;
 }
 
@@ -790,7 +791,7 @@ static void remove_leftovers(struct ptimer_blob *b)
 }
 
 int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uint32_t n_occupied,
-		     struct ptimer_err *err)
+		     bool owns_waits, struct ptimer_err *err)
 {
 	size_t blob_len = (size_t)(ptimer_blob_end - ptimer_blob_start);
 	struct ptimer_blob *b;
@@ -802,6 +803,7 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 		return ptimer_errf(err, ENOMEM, "out of memory");
 	b->tid = tid;
 	b->tgid = ptimer_proc_tgid(tid);
+	b->owns_waits = owns_waits;
 	b->n_timers = n_timers;
 	b->n_occupied = n_occupied;
 	b->code_size = PAGE_ALIGN(blob_len);

@@ -18,13 +18,6 @@
 struct ptimer_blob;
 
 /*
- * True (default): ptimer owns the wait events of the threads it traces, and
- * reaps threads that exit while its code runs.  The CRIU plugin sets it
- * false: inside criu, criu owns its tracees' wait events.
- */
-extern bool ptimer_compel_log_owned;
-
-/*
  * Where the loader's messages go that no caller can be given (a failed
  * cleanup after another error, what a killed ptimer left behind): level one
  * of PTIMER_BLOB_LOG_* (the numbers of core/log.h's levels), one line, no
@@ -44,9 +37,13 @@ extern void (*ptimer_blob_log_fn)(int level, const char *msg);
  * The syscalls run through a stub in the zero padding of an executable
  * mapping.  Returns 0 or -errno with err set (-ENOSPC: no padding for the
  * stub); on failure nothing stays mapped.
+ * owns_waits: the caller seized tid's process itself (core's
+ * ptimer_task_seize) and owns its tracees' wait events, so threads that exit
+ * while the blob runs are reaped here; false when another tracer holds them
+ * (criu, for the plugin), whose wait events stay its own.
  */
 int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uint32_t n_occupied,
-		     struct ptimer_err *err);
+		     bool owns_waits, struct ptimer_err *err);
 
 /*
  * ptimer_blob_load - copy timers[n_timers] and occupied[n_occupied] (may be

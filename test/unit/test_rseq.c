@@ -44,7 +44,7 @@ static int sim_get_config(void *ctx, pid_t tid, struct ptimer_rseq_config *c)
 	return 0;
 }
 
-static int sim_slice(void *ctx, pid_t tid, uint32_t how, uint32_t arg, int32_t *get, int32_t *set,
+static int sim_slice(void *ctx, pid_t tid, bool owns_waits, uint32_t how, uint32_t arg, int32_t *get, int32_t *set,
 		     struct ptimer_err *err)
 {
 	struct ptimer_blob_args a = { .abi_version = PTIMER_ABI_VERSION, .op = PTIMER_OP_SLICE,
