@@ -24,6 +24,7 @@
 #include "cli/check.h"
 #include "core/caps.h"
 #include "core/proc_timers.h"
+#include "lib/procfs.h"
 
 #ifndef CAP_CHECKPOINT_RESTORE
 #define CAP_CHECKPOINT_RESTORE 40	/* uapi/linux/capability.h, Linux 5.9 */

@@ -50,35 +50,6 @@ static int status_ids(pid_t pid, const char *key, long v[4])
 	return n < 0 ? 0 : n > 4 ? 4 : n;
 }
 
-int ptimer_yama_scope(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
-	int s = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &s) != 1)
-		s = -1;
-	fclose(f);
-	return s;
-}
-
-/* The comm of pid, or "?". */
-static void comm_of(pid_t pid, char *buf, size_t len)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	snprintf(buf, len, "?");
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(buf, (int)len, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-}
-
 int ptimer_attach_verdict(const struct ptimer_attach_facts *f, struct ptimer_err *err)
 {
 	pid_t pid = f->pid;
@@ -123,12 +94,11 @@ int ptimer_may_attach(pid_t pid, struct ptimer_err *err)
 {
 	struct ptimer_attach_facts f = { .pid = pid };
 	long v[4], g[4];
-	struct stat st;
-	char path[64];
+	uid_t owner;
 
 	if (status_ids(pid, "TracerPid", v) == 1 && v[0] > 0) {
 		f.tracer = (pid_t)v[0];
-		comm_of(f.tracer, f.tracer_comm, sizeof(f.tracer_comm));
+		ptimer_proc_comm(f.tracer, f.tracer_comm, sizeof(f.tracer_comm));
 	}
 	f.yama_scope = ptimer_yama_scope();
 	f.cap_sys_ptrace = ptimer_cap_effective(CAP_SYS_PTRACE);
@@ -141,8 +111,7 @@ int ptimer_may_attach(pid_t pid, struct ptimer_err *err)
 			f.gid[i] = (gid_t)g[i];
 		}
 		/* a non-dumpable process's /proc/PID belongs to root (proc(5)) */
-		snprintf(path, sizeof(path), "/proc/%d", pid);
-		f.not_dumpable = !stat(path, &st) && st.st_uid == 0 && f.uid[1] != 0;
+		f.not_dumpable = !ptimer_proc_owner(pid, &owner) && owner == 0 && f.uid[1] != 0;
 	}
 	return ptimer_attach_verdict(&f, err);
 }

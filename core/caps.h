@@ -51,8 +51,4 @@ bool ptimer_cap_effective(int cap);
  * when yama's setting may be why, else "". */
 const char *ptimer_yama_hint(void);
 
-/* ptimer_yama_scope - /proc/sys/kernel/yama/ptrace_scope (0..3), or -1 when
- * absent (no yama in this kernel) or unreadable. */
-int ptimer_yama_scope(void);
-
 #endif

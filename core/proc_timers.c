@@ -7,7 +7,6 @@
  * sighand::siglock held" (Linux 6.15) it is
  * walked under RCU, so only a stopped process gives a consistent snapshot.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -229,50 +228,3 @@ int ptimer_proc_read_timers(pid_t pid, struct ptimer_timer **out, uint32_t *n, s
 	return ret;
 }
 
-int ptimer_proc_threads(pid_t pid, pid_t **tids)
-{
-	char path[64];
-	struct dirent *de;
-	pid_t *v = NULL;
-	int n = 0, cap = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		char *stop;
-		long tid = strtol(de->d_name, &stop, 10);
-
-		if (*stop || tid <= 0)
-			continue;
-		if (n == cap) {
-			pid_t *nv = realloc(v, (size_t)(cap = cap ? cap * 2 : 16) * sizeof(*v));
-
-			if (!nv) {
-				free(v);
-				closedir(d);
-				return -ENOMEM;
-			}
-			v = nv;
-		}
-		v[n++] = (pid_t)tid;
-	}
-	closedir(d);
-	if (n == 0) {
-		free(v);
-		return -ESRCH;
-	}
-	qsort(v, (size_t)n, sizeof(*v), ptimer_cmp_int);
-	/* Leader first. */
-	for (int i = 0; i < n; i++) {
-		if (v[i] == pid) {
-			v[i] = v[0];
-			v[0] = pid;
-			break;
-		}
-	}
-	*tids = v;
-	return n;
-}

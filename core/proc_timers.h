@@ -42,11 +42,4 @@ int ptimer_proc_parse_timers(const char *buf, size_t len, const char *what,
 int ptimer_proc_read_timers(pid_t pid, struct ptimer_timer **out, uint32_t *n,
 			    struct ptimer_err *err);
 
-/*
- * ptimer_proc_threads - the host tids of pid's threads (/proc/<pid>/task),
- * leader first.  *tids malloc'ed.  Returns the count (>= 1), -ENOENT (no
- * such process), -ENOMEM, or another -errno of opendir.
- */
-int ptimer_proc_threads(pid_t pid, pid_t **tids);
-
 #endif

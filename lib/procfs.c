@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: MIT
-/* Readers of /proc/PID/status and /proc/PID/stat (lib/procfs.h). */
+/* The readers of /proc (lib/procfs.h). */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "lib/cmp.h"
 #include "lib/file.h"
 #include "lib/procfs.h"
 
@@ -151,4 +156,175 @@ bool ptimer_thread_exiting(pid_t pid, pid_t tid)
 		return false;
 	return st.state == 'Z' || st.state == 'X' || (st.flags & PTIMER_PF_EXITING) ||
 	       sigkill_pending(pid, tid, "SigPnd") || sigkill_pending(pid, tid, "ShdPnd");
+}
+
+int ptimer_proc_threads(pid_t pid, pid_t **tids)
+{
+	char path[64];
+	struct dirent *de;
+	pid_t *v = NULL;
+	int n = 0, cap = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char *stop;
+		long tid = strtol(de->d_name, &stop, 10);
+
+		if (*stop || tid <= 0)
+			continue;
+		if (n == cap) {
+			pid_t *nv = realloc(v, (size_t)(cap = cap ? cap * 2 : 16) * sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[n++] = (pid_t)tid;
+	}
+	closedir(d);
+	if (n == 0) {
+		free(v);
+		return -ESRCH;
+	}
+	qsort(v, (size_t)n, sizeof(*v), ptimer_cmp_int);
+	/* Leader first. */
+	for (int i = 0; i < n; i++) {
+		if (v[i] == pid) {
+			v[i] = v[0];
+			v[0] = pid;
+			break;
+		}
+	}
+	*tids = v;
+	return n;
+}
+
+int ptimer_proc_sigmasks(pid_t pid, uint64_t *caught, uint64_t *ignored)
+{
+	char cgt[32], ign[32];
+	int ret = ptimer_proc_status(pid, 0, "SigCgt", cgt, sizeof(cgt));
+
+	if (!ret)
+		ret = ptimer_proc_status(pid, 0, "SigIgn", ign, sizeof(ign));
+	if (ret)
+		return ret == -ENODATA ? -EPROTO : ret;
+	*caught = strtoull(cgt, NULL, 16);
+	*ignored = strtoull(ign, NULL, 16);
+	return 0;
+}
+
+int ptimer_proc_maps_each(pid_t tid, int (*fn)(const struct ptimer_proc_map *m, void *ctx), void *ctx)
+{
+	char path[64], line[PATH_MAX + 128];
+	int ret = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		struct ptimer_proc_map m = { .name = "" };
+		unsigned long long start, end, ino;
+		int at = 0;
+
+		/* "start-end perms offset dev inode   name" */
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%llx-%llx %7s %*x %*s %llu %n", &start, &end, m.perms, &ino, &at) < 4)
+			continue;
+		m.start = start;
+		m.end = end;
+		m.inode = ino;
+		if (at > 0)
+			m.name = line + at;
+		ret = fn(&m, ctx);
+	}
+	fclose(f);
+	return ret;
+}
+
+void ptimer_proc_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	snprintf(buf, len, "?");
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+int ptimer_proc_owner(pid_t pid, uid_t *uid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (stat(path, &st))
+		return -errno;
+	*uid = st.st_uid;
+	return 0;
+}
+
+int ptimer_yama_scope(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	int s = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &s) != 1)
+		s = -1;
+	fclose(f);
+	return s;
+}
+
+pid_t ptimer_proc_flock_holder(unsigned long ino)
+{
+	char line[256];
+	pid_t who = 0;
+	FILE *f = fopen("/proc/locks", "re");
+
+	if (!f)
+		return 0;
+	/* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" */
+	while (!who && fgets(line, sizeof(line), f)) {
+		const char *w = strstr(line, " FLOCK ") ? strstr(line, "WRITE") : NULL;
+		unsigned int maj, min;
+		unsigned long i;
+		int pid;
+
+		if (w && sscanf(w + 5, "%d %x:%x:%lu", &pid, &maj, &min, &i) == 4 && i == ino)
+			who = pid;
+	}
+	fclose(f);
+	return who;
+}
+
+void ptimer_proc_fd_path(int fd, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/self/fd/%d", fd);
+}
+
+int ptimer_proc_self_exe(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= len - 1)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	return 0;
 }

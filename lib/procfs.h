@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Readers of /proc/PID/status and /proc/PID/stat (proc(5); fs/proc/array.c),
- * below everything that needs them: the host loader (restorer/host/), the
- * core and the test programs.
+ * The one reader of /proc (proc(5)) besides core/proc_timers.c, the
+ * /proc/PID/timers parser: status and stat (fs/proc/array.c), the thread
+ * list, maps, comm, /proc/locks and the rest, below everything that needs
+ * them: the host loader (restorer/host/), the core, the plugin and the test
+ * programs.
  */
 #ifndef PTIMER_LIB_PROCFS_H
 #define PTIMER_LIB_PROCFS_H
 
 #include <stddef.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -69,5 +72,59 @@ int ptimer_proc_stat(pid_t pid, pid_t tid, struct ptimer_proc_stat *st);
  * the errno of a permission failure too: this tells them apart.
  */
 bool ptimer_thread_exiting(pid_t pid, pid_t tid);
+
+/*
+ * ptimer_proc_threads - the host tids of pid's threads (/proc/<pid>/task),
+ * sorted, the leader first, into *tids (malloc'd, the caller frees).  Returns how
+ * many, or -errno (-ENOENT: no such process; -ENOMEM).
+ */
+int ptimer_proc_threads(pid_t pid, pid_t **tids);
+
+/* ptimer_proc_sigmasks - SigCgt: and SigIgn: of /proc/PID/status (the
+ * process's handlers: caught and ignored signals, bit signo - 1).  Returns
+ * 0, -ENOENT (gone), -EPROTO (a line missing), or -errno. */
+int ptimer_proc_sigmasks(pid_t pid, uint64_t *caught, uint64_t *ignored);
+
+/* One line of /proc/PID/maps (proc(5); fs/proc/task_mmu.c show_map_vma()). */
+struct ptimer_proc_map {
+	uint64_t start, end;	/* [start, end) */
+	char perms[8];		/* "r-xp", "rw-p", ... */
+	uint64_t inode;		/* 0: anonymous (or a special mapping) */
+	const char *name;	/* path, "[stack]", "[vdso]", ...; "" for none */
+};
+
+/*
+ * ptimer_proc_maps_each - call fn(m, ctx) for each mapping of thread tid's
+ * process (/proc/TID/maps), lowest address first, read as it goes: a
+ * mapping fn changes is seen as the kernel shows it after that.  Stops at
+ * the first non-zero value fn returns, and returns it; 0 after the last
+ * mapping; -errno when the file cannot be opened (-ENOENT: gone).
+ */
+int ptimer_proc_maps_each(pid_t tid, int (*fn)(const struct ptimer_proc_map *m, void *ctx), void *ctx);
+
+/* ptimer_proc_comm - /proc/PID/comm without its newline into buf (len
+ * bytes), or "?" when it cannot be read. */
+void ptimer_proc_comm(pid_t pid, char *buf, size_t len);
+
+/* ptimer_proc_owner - the uid owning /proc/PID (root for a process that is
+ * not dumpable: proc(5) "/proc/pid"); 0 or -errno. */
+int ptimer_proc_owner(pid_t pid, uid_t *uid);
+
+/* ptimer_yama_scope - /proc/sys/kernel/yama/ptrace_scope (0..3), or -1
+ * when Yama is not there (Documentation/admin-guide/LSM/Yama.rst). */
+int ptimer_yama_scope(void);
+
+/* ptimer_proc_flock_holder - the pid /proc/locks names for a FLOCK write
+ * lock on inode ino (fs/locks.c lock_get_status()), or 0 when none or
+ * unreadable. */
+pid_t ptimer_proc_flock_holder(unsigned long ino);
+
+/* ptimer_proc_fd_path - "/proc/self/fd/FD" into buf: a path to what fd
+ * names (a directory criu hands over as an fd, for path-based APIs). */
+void ptimer_proc_fd_path(int fd, char *buf, size_t len);
+
+/* ptimer_proc_self_exe - the program this process runs (/proc/self/exe)
+ * into buf; 0, or -errno (-ENAMETOOLONG when it does not fit). */
+int ptimer_proc_self_exe(char *buf, size_t len);
 
 #endif

@@ -74,6 +74,7 @@
 #include "core/restore.h"
 #include "core/rseq.h"
 #include "core/task.h"
+#include "lib/procfs.h"
 #include "plugin/conf.h"
 #include "plugin/criu_core.h"
 #include "restorer/abi.h"
@@ -153,7 +154,7 @@ static void criu_log(int level, const char *where, const char *msg)
 /* criu_get_image_dir() is an fd; our file API wants a path. */
 static void image_dir(char *buf, size_t len)
 {
-	snprintf(buf, len, "/proc/self/fd/%d", criu_get_image_dir());
+	ptimer_proc_fd_path(criu_get_image_dir(), buf, len);
 }
 
 /*
@@ -177,14 +178,13 @@ static int criu_version(int *major, int *minor)
 	char *argv[] = { (char *)"criu", (char *)"--version", NULL };
 	posix_spawn_file_actions_t fa;
 	size_t len = 0;
-	ssize_t r, n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ssize_t r;
 	int p[2], status = 0, ret = -1;
 	pid_t pid;
 	const char *v;
 
-	if (n <= 0 || pipe2(p, O_CLOEXEC))
+	if (ptimer_proc_self_exe(exe, sizeof(exe)) || pipe2(p, O_CLOEXEC))
 		return -1;
-	exe[n] = '\0';
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
@@ -484,25 +484,9 @@ static void __attribute__((constructor)) ptimer_plugin_trim_hooks(void)
 /* The pid /proc/locks names for a FLOCK on the inode of fd, or 0. */
 static pid_t lock_holder(int fd)
 {
-	char line[256];
 	struct stat st;
-	pid_t who = 0;
-	FILE *f;
 
-	if (fstat(fd, &st) || !(f = fopen("/proc/locks", "re")))
-		return 0;
-	while (!who && fgets(line, sizeof(line), f)) {
-		unsigned int maj, min;
-		unsigned long ino;
-		int pid;
-
-		if (strstr(line, " FLOCK ") && sscanf(strstr(line, "WRITE") ? strstr(line, "WRITE") + 5 : "",
-							"%d %x:%x:%lu", &pid, &maj, &min, &ino) == 4 &&
-		    ino == (unsigned long)st.st_ino)
-			who = pid;
-	}
-	fclose(f);
-	return who;
+	return fstat(fd, &st) ? 0 : ptimer_proc_flock_holder((unsigned long)st.st_ino);
 }
 
 static int lock_dir(const char *dir, struct ptimer_err *err)
@@ -550,7 +534,7 @@ static void put_back_all(void)
 	struct ptimer_err err;
 	char dir[64];
 
-	snprintf(dir, sizeof(dir), "/proc/self/fd/%d", dir_lock);
+	ptimer_proc_fd_path(dir_lock, dir, sizeof(dir));
 	for (size_t i = 0; i < n_plan; i++) {
 		if (!plan[i].kept)
 			continue;

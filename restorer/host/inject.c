@@ -18,7 +18,6 @@
  * ptimer does not use them).  Memory is copied with process_vm_writev/readv
  * (Linux 3.2); the stub is written with PTRACE_POKEDATA (read-only pages).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <inttypes.h>
@@ -118,9 +117,8 @@ static void *reaper_main(void *arg)
 	pthread_mutex_lock(&r->lock);
 	for (;;) {
 		struct timespec until;
-		char path[64];
-		struct dirent *de;
-		DIR *d;
+		pid_t *tids;
+		int n;
 
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += 20000000;
@@ -133,18 +131,15 @@ static void *reaper_main(void *arg)
 		if (r->stop)
 			break;
 		pthread_mutex_unlock(&r->lock);
-		snprintf(path, sizeof(path), "/proc/%d/task", r->tgid);
-		d = opendir(path);
-		if (d) {
-			while ((de = readdir(d))) {
-				pid_t tid = (pid_t)atoi(de->d_name);
-				int status;
+		n = ptimer_proc_threads(r->tgid, &tids);
+		for (int i = 0; i < n; i++) {
+			int status;
 
-				if (tid > 0 && tid != r->busy_tid)
-					waitpid(tid, &status, __WALL | WNOHANG);
-			}
-			closedir(d);
+			if (tids[i] != r->busy_tid)
+				waitpid(tids[i], &status, __WALL | WNOHANG);
 		}
+		if (n > 0)
+			free(tids);
 		pthread_mutex_lock(&r->lock);
 	}
 	pthread_mutex_unlock(&r->lock);
@@ -212,25 +207,6 @@ static int vm_read(struct ptimer_blob *b, uint64_t addr, void *dst, size_t len, 
 	return vm_copy(b, addr, dst, len, false, err);
 }
 
-/* SigCgt/SigIgn of /proc/PID/status: handlers are per process. */
-static int sig_masks(pid_t tgid, uint64_t *caught, uint64_t *ignored)
-{
-	char path[64], line[256];
-	int found = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", tgid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "SigCgt: %" SCNx64, caught) == 1 || sscanf(line, "SigIgn: %" SCNx64, ignored) == 1)
-			found++;
-	}
-	fclose(f);
-	return found == 2 ? 0 : -EPROTO;
-}
-
 /*
  * The blob's "done" signal: one the process ignores, so that it vanishes
  * when no tracer is there to take it (kernel/signal.c sig_ignored(): a
@@ -243,7 +219,7 @@ static int pick_notify_sig(pid_t tgid)
 	static const int dfl_ignored[] = { SIGURG, SIGWINCH, SIGCHLD };
 	uint64_t caught = ~0ull, ignored = 0;
 
-	if (sig_masks(tgid, &caught, &ignored))
+	if (ptimer_proc_sigmasks(tgid, &caught, &ignored))
 		return SIGURG;
 	for (size_t i = 0; i < sizeof(dfl_ignored) / sizeof(dfl_ignored[0]); i++)
 		if (!(caught & (1ull << (dfl_ignored[i] - 1))))
@@ -390,45 +366,48 @@ static int poke(pid_t tid, uint64_t addr, const void *src, size_t len)
  * padding after the last function of a segment, which nothing executes).
  * Left there if ptimer dies, it is never run.  Returns the address or 0.
  */
+struct stub_scan {
+	struct ptimer_blob *b;
+	bool *left;
+	uint64_t at;
+};
+
+static int stub_area_one(const struct ptimer_proc_map *m, void *ctx)
+{
+	struct stub_scan *sc = ctx;
+	struct ptimer_blob *b = sc->b;
+	unsigned char tail[STUB_AREA + 64];
+	uint64_t size;
+	size_t i;
+
+	/* never ptimer's own code (a leftover's padding): removing it would remove the stub */
+	if (m->perms[2] != 'x' || m->end - m->start < sizeof(tail) || !strcmp(m->name, "[vsyscall]") ||
+	    is_leftover(b, m->start, &size))
+		return 0;
+	if (vm_read(b, m->end - sizeof(tail), tail, sizeof(tail), NULL))
+		return 0;
+	for (i = 0; i < sizeof(tail) && !tail[i]; i++)
+		;
+	if (i == sizeof(tail)) {
+		sc->at = m->end - STUB_AREA;
+	} else if (i == sizeof(tail) - STUB_AREA &&
+		   !memcmp(tail + i, ptimer_blob_start + PTIMER_STUB_OFF, STUB_LEN)) {
+		/* our stub, left by a ptimer that was killed: ours again, zeros at the end */
+		sc->at = m->end - STUB_AREA;
+		*sc->left = true;
+		if (b->notify_sig)	/* placing it: say so */
+			blob_log(PTIMER_BLOB_LOG_WARN, "process %d held ptimer's syscall stub at %#llx, left by a "
+				 "ptimer that was killed: reused and removed", b->tgid, (unsigned long long)sc->at);
+	}
+	return sc->at != 0;
+}
+
 static uint64_t stub_area_scan(struct ptimer_blob *b, bool *left)
 {
-	char path[64], line[512];
-	uint64_t at = 0;
-	FILE *f;
+	struct stub_scan sc = { .b = b, .left = left };
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", b->tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (!at && fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-		unsigned char tail[STUB_AREA + 64];
-		uint64_t size;
-		char perms[8];
-		size_t i;
-
-		/* never ptimer's own code (a leftover's padding): removing it would remove the stub */
-		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) != 3 || perms[2] != 'x' ||
-		    end - start < sizeof(tail) || strstr(line, "[vsyscall]") || is_leftover(b, start, &size))
-			continue;
-		if (vm_read(b, end - sizeof(tail), tail, sizeof(tail), NULL))
-			continue;
-		for (i = 0; i < sizeof(tail) && !tail[i]; i++)
-			;
-		if (i == sizeof(tail)) {
-			at = end - STUB_AREA;
-		} else if (i == sizeof(tail) - STUB_AREA &&
-			   !memcmp(tail + i, ptimer_blob_start + PTIMER_STUB_OFF, STUB_LEN)) {
-			/* our stub, left by a ptimer that was killed: ours again, zeros at the end */
-			at = end - STUB_AREA;
-			*left = true;
-			if (b->notify_sig)	/* placing it: say so */
-				blob_log(PTIMER_BLOB_LOG_WARN, "process %d held ptimer's syscall stub at %#llx, left by a "
-				   "ptimer that was killed: reused and removed", b->tgid, (unsigned long long)at);
-		}
-	}
-	fclose(f);
-	return at;
+	ptimer_proc_maps_each(b->tid, stub_area_one, &sc);
+	return sc.at;
 }
 
 static uint64_t stub_area(struct ptimer_blob *b)
@@ -519,40 +498,48 @@ static int remote_syscall(struct ptimer_blob *b, int nr, long *ret, unsigned lon
  * stub in the padding of an executable mapping)?  Then [lo, hi) is that
  * code and *ctx where its resume context lies.
  */
+struct leftover_at {
+	struct ptimer_blob *b;
+	uint64_t ip, lo, hi, ctx;
+};
+
+/* The mapping that holds ip decides: 1 when it is a leftover, else -1. */
+static int in_leftover_one(const struct ptimer_proc_map *m, void *arg)
+{
+	struct leftover_at *w = arg;
+	struct ptimer_blob *b = w->b;
+	unsigned char code[STUB_LEN];
+	uint64_t size;
+
+	if (w->ip < m->start || w->ip >= m->end)
+		return 0;
+	if (is_leftover(b, m->start, &size) && w->ip < m->start + b->code_size) {
+		w->lo = m->start;
+		w->hi = m->start + b->code_size;
+		w->ctx = m->start + b->code_size + PTIMER_RESUME_CTX_OFF;
+		return 1;
+	}
+	if (w->ip >= m->end - STUB_AREA && w->ip < m->end - STUB_AREA + STUB_LEN &&
+	    !vm_read(b, m->end - STUB_AREA, code, sizeof(code), NULL) &&
+	    !memcmp(code, ptimer_blob_start + PTIMER_STUB_OFF, STUB_LEN)) {
+		w->lo = m->end - STUB_AREA;
+		w->hi = w->lo + STUB_LEN;
+		w->ctx = w->hi;
+		return 1;
+	}
+	return -1;
+}
+
 static bool in_leftover(struct ptimer_blob *b, uint64_t ip, uint64_t *lo, uint64_t *hi, uint64_t *ctx)
 {
-	char path[64], line[512];
-	bool found = false;
-	FILE *f;
+	struct leftover_at w = { .b = b, .ip = ip };
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", b->tid);
-	f = fopen(path, "re");
-	if (!f)
+	if (ptimer_proc_maps_each(b->tid, in_leftover_one, &w) != 1)
 		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long start, end;
-		unsigned char code[STUB_LEN];
-		uint64_t size;
-
-		if (sscanf(line, "%lx-%lx", &start, &end) != 2 || ip < start || ip >= end)
-			continue;
-		if (is_leftover(b, start, &size) && ip < start + b->code_size) {
-			*lo = start;
-			*hi = start + b->code_size;
-			*ctx = start + b->code_size + PTIMER_RESUME_CTX_OFF;
-			found = true;
-		} else if (ip >= end - STUB_AREA && ip < end - STUB_AREA + STUB_LEN &&
-			   !vm_read(b, end - STUB_AREA, code, sizeof(code), NULL) &&
-			   !memcmp(code, ptimer_blob_start + PTIMER_STUB_OFF, STUB_LEN)) {
-			*lo = end - STUB_AREA;
-			*hi = *lo + STUB_LEN;
-			*ctx = *hi;
-			found = true;
-		}
-		break;
-	}
-	fclose(f);
-	return found;
+	*lo = w.lo;
+	*hi = w.hi;
+	*ctx = w.ctx;
+	return true;
 }
 
 /*
@@ -746,41 +733,50 @@ static uint32_t undo_half_restore(struct ptimer_blob *b, uint64_t start, uint64_
  * Remove what a killed ptimer left mapped, saying so.  No ptimer is using
  * it: a second tracer could not have attached.
  */
+/* A mapping that may be what a killed ptimer left: anonymous, no name,
+ * the code part R-X (or not yet: all RW), as large as the code at least,
+ * and marked as ptimer's (is_leftover: then *size is its whole size). */
+static bool leftover_map(struct ptimer_blob *b, const struct ptimer_proc_map *m, uint64_t *size)
+{
+	return !m->inode && (!strcmp(m->perms, "r-xp") || !strcmp(m->perms, "rw-p")) && !strchr(m->name, '[') &&
+	       m->end - m->start >= b->code_size && is_leftover(b, m->start, size);
+}
+
+struct leftovers {
+	struct ptimer_blob *b;
+	int removed;
+};
+
+static int remove_leftover_one(const struct ptimer_proc_map *m, void *arg)
+{
+	struct leftovers *l = arg;
+	struct ptimer_blob *b = l->b;
+	struct ptimer_err why = { "" };
+	uint64_t size;
+	long ret = 0;
+
+	if (!leftover_map(b, m, &size))
+		return 0;
+	undo_half_restore(b, m->start, size);
+	if (remote_syscall(b, __NR_munmap, &ret, m->start, size, 0, 0, 0, 0, &why) || ret) {
+		blob_log(PTIMER_BLOB_LOG_WARN, "process %d holds ptimer's code at %#llx (%llu bytes), left by a "
+			 "ptimer that was killed; removing it failed (%s)", b->tgid, (unsigned long long)m->start,
+			 (unsigned long long)size, why.msg[0] ? why.msg : strerror((int)-ret));
+	} else {
+		blob_log(PTIMER_BLOB_LOG_WARN, "process %d held ptimer's code at %#llx (%llu bytes), left by a "
+			 "ptimer that was killed: removed", b->tgid, (unsigned long long)m->start,
+			 (unsigned long long)size);
+		l->removed++;
+	}
+	return 0;
+}
+
 static int remove_leftovers_pass(struct ptimer_blob *b)
 {
-	char path[64], line[512];
-	int removed = 0;
-	FILE *f;
+	struct leftovers l = { .b = b };
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", b->tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end, ino;
-		struct ptimer_err why = { "" };
-		uint64_t size;
-		char perms[8];
-		long ret = 0;
-
-		/* the code part R-X (or not yet: all RW), anonymous, no name */
-		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu", &start, &end, perms, &ino) != 4 || ino ||
-		    (strcmp(perms, "r-xp") && strcmp(perms, "rw-p")) || strchr(line, '[') ||
-		    end - start < b->code_size || !is_leftover(b, start, &size))
-			continue;
-		undo_half_restore(b, start, size);
-		if (remote_syscall(b, __NR_munmap, &ret, start, size, 0, 0, 0, 0, &why) || ret)
-			blob_log(PTIMER_BLOB_LOG_WARN, "process %d holds ptimer's code at %#lx (%llu bytes), left by a "
-				   "ptimer that was killed; removing it failed (%s)", b->tgid, start,
-				   (unsigned long long)size, why.msg[0] ? why.msg : strerror((int)-ret));
-		else {
-			blob_log(PTIMER_BLOB_LOG_WARN, "process %d held ptimer's code at %#lx (%llu bytes), left by a "
-				   "ptimer that was killed: removed", b->tgid, start, (unsigned long long)size);
-			removed++;
-		}
-	}
-	fclose(f);
-	return removed;
+	ptimer_proc_maps_each(b->tid, remove_leftover_one, &l);
+	return l.removed;
 }
 
 /* Several leftovers side by side merge into one RW area: look again. */
@@ -860,12 +856,17 @@ fail:
 	return r;
 }
 
+static int any_leftover(const struct ptimer_proc_map *m, void *b)
+{
+	uint64_t size;
+
+	return leftover_map(b, m, &size);
+}
+
 int ptimer_blob_sweep(pid_t tid, struct ptimer_err *err)
 {
 	struct ptimer_blob *b = calloc(1, sizeof(*b));
-	char path[64], line[512];
-	bool any = false;
-	FILE *f;
+	bool any;
 	int r;
 
 	if (!b)
@@ -876,19 +877,7 @@ int ptimer_blob_sweep(pid_t tid, struct ptimer_err *err)
 	r = save_thread(b, err);	/* also lets a leftover run finish */
 	if (r)
 		goto out;
-	snprintf(path, sizeof(path), "/proc/%d/maps", tid);
-	f = fopen(path, "re");
-	while (f && !any && fgets(line, sizeof(line), f)) {
-		unsigned long start, end, ino;
-		uint64_t size;
-		char perms[8];
-
-		any = sscanf(line, "%lx-%lx %7s %*s %*s %lu", &start, &end, perms, &ino) == 4 && !ino &&
-		      (!strcmp(perms, "r-xp") || !strcmp(perms, "rw-p")) && !strchr(line, '[') &&
-		      end - start >= b->code_size && is_leftover(b, start, &size);
-	}
-	if (f)
-		fclose(f);
+	any = ptimer_proc_maps_each(tid, any_leftover, b) == 1;
 	b->notify_sig = pick_notify_sig(b->tgid > 0 ? b->tgid : tid);
 	/* a leftover stub alone is found, and zeroed, by place_stub/remove_stub */
 	if (!any && !stub_left(b))
