@@ -244,6 +244,8 @@ fuzz: fuzz-build
 bench: tests
 	@bash test/bench.sh $(B)
 
+# the demo needs the build dependencies only (target-specific: deps sees it)
+demo: DEPS = build
 demo: deps all $(E2E_PROGS)
 	@bash test/demo.sh $(B)
 
