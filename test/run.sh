@@ -56,6 +56,26 @@ skipped_stage() {
 	stage_done "$1" "$H_FAIL"
 }
 
+# stage_counted NAME OUT: what ran is what the stage says ran.  Every stage
+# ends with its totals line ("# [LABEL: ]N passed, N failed, N skipped",
+# harness.sh totals, test/unit/check.h CHECK_EXIT); the last one in OUT is
+# the stage's own (nested suites print theirs before) and must equal the
+# PASS/FAIL/SKIP lines OUT holds.  A stage that stopped before its end has
+# none, or one that counts less than it printed.
+stage_counted() {
+	local last p f s
+	last=$(grep -E '^# ([^ ].*: )?[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$2" | tail -n 1)
+	if [ -z "$last" ]; then
+		fail "$1/totals" "ended without its totals line ('# N passed, N failed, N skipped'): it stopped before its end"
+		return
+	fi
+	p=$(grep -c '^PASS ' "$2") f=$(grep -c '^FAIL ' "$2") s=$(grep -c '^SKIP ' "$2")
+	set -- "$1" $(echo "$last" | sed -E 's/.* ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/')
+	if [ "$2 $3 $4" != "$p $f $s" ]; then
+		fail "$1/totals" "its totals say $2 passed, $3 failed, $4 skipped; it printed $p PASS, $f FAIL, $s SKIP lines"
+	fi
+}
+
 # run NAME COMMAND...: run in the foreground, stream, count.  Its
 # "# skipped-suite" lines (harness.sh skip_suite) go to the closing list, and
 # so does the stage itself when it skipped everything and passed nothing.
@@ -68,6 +88,7 @@ run() {
 	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$OUT"; then
 		fail "$name" "exited with status $rc and printed no FAIL line"
 	fi
+	stage_counted "$name" "$OUT"
 	grep '^# skipped-suite ' "$OUT" >>"$SKIPPED"
 	if grep -q '^SKIP ' "$OUT" && ! grep -qE '^(PASS|FAIL) ' "$OUT"; then
 		echo "# skipped-suite $name: every check skipped: $(grep -m1 '^SKIP ' "$OUT" | cut -c6-300)" >>"$SKIPPED"
@@ -91,10 +112,11 @@ fi
 # the report check, or one SKIP), the kernel matrix (x86_64, arm64), criu,
 # criu-arm64, criu-guest-trixie, criu-guest-sid, containers, zdtm
 if [ -x "$ASAN_BUILD/ptimer" ]; then
-	plan $((${#units[@]} + 3 + ${#asan_units[@]} + 2 + 8))
+	PLANNED=$((${#units[@]} + 3 + ${#asan_units[@]} + 2 + 8))
 else
-	plan $((${#units[@]} + 3 + 1 + 8))
+	PLANNED=$((${#units[@]} + 3 + 1 + 8))
 fi
+plan "$PLANNED"
 
 for prog in "${units[@]}"; do
 	echo "# $prog"
@@ -219,6 +241,9 @@ else
 	echo "# test/criu/zdtm.sh"
 	run zdtm bash test/criu/zdtm.sh
 fi
+
+# kselftest's closing check: the stages that ran are the ones planned
+[ "$K" -eq "$PLANNED" ] || fail plan "$PLANNED stages planned, $K ran (the plan count above is out of date)"
 
 # Every whole suite or stage that did not run, and why: a skipped suite
 # hides in a long log and a green total.

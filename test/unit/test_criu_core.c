@@ -156,6 +156,5 @@ int main(void)
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	if (system(path))
 		fprintf(stderr, "cannot remove %s\n", dir);
-	printf("test_criu_core: %d failed\n", check_failed);
 	return CHECK_EXIT();
 }

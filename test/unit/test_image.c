@@ -1225,6 +1225,5 @@ int main(void)
 	test_show();
 
 	rm_rf(scratch_root);
-	printf("test_image: %d failed\n", check_failed);
 	return CHECK_EXIT();
 }

@@ -138,6 +138,5 @@ int main(void)
 	test_bad();
 	unlink(file);
 	rmdir(dir);
-	printf("test_plugin_conf: %d failed\n", check_failed);
 	return CHECK_EXIT();
 }

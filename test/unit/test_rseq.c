@@ -305,6 +305,5 @@ int main(void)
 	test_dump();
 	test_restore();
 	simk_reset();
-	printf("test_rseq: %d failed\n", check_failed);
 	return CHECK_EXIT();
 }
