@@ -241,8 +241,11 @@ fuzz-build: $(FUZZ_BINS)
 fuzz: fuzz-build
 	@bash test/fuzz/run.sh fuzz $(B) $(FUZZ_SECONDS)
 
+# the run is printed, and written with the machine and date to docs/results.md
 bench: tests
-	@bash test/bench.sh $(B)
+	@bash -c 'set -o pipefail; bash test/bench.sh $(B) | tee $(B)/bench.out'
+	@bash test/bench-results.sh $(B)/bench.out >docs/results.md.tmp && mv docs/results.md.tmp docs/results.md
+	@echo "bench: written to docs/results.md"
 
 # the demo needs the build dependencies only (target-specific: deps sees it)
 demo: DEPS = build
