@@ -38,6 +38,7 @@ TIMEOUT=${PTIMER_CONTAINERS_TIMEOUT:-900}	# seconds per root
 
 if [ "$(id -u)" != 0 ]; then
 	skip_suite containers "needs root (debootstrap, namespaces, criu)"
+	totals containers
 	exit 0
 fi
 
@@ -46,7 +47,7 @@ trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP
 
 ensure_roots "$TMP" containers "${suites[@]}"
-pack_tree "$top" "$TMP/src.tar" || { fail containers/source "cannot pack the work tree"; exit 1; }
+pack_tree "$top" "$TMP/src.tar" || { fail containers/source "cannot pack the work tree"; totals containers; exit 1; }
 # copies: editing the work tree during a run must not change the running one
 cp -r "$here" "$TMP/scripts"
 cp "$top/test/criu/hwbp-probe.c" "$top/test/lib/harness.sh" "$TMP/scripts/"

@@ -35,12 +35,14 @@ TIMEOUT=${PTIMER_CRIU_SUITE_TIMEOUT:-900}	# seconds per suite, inside the root
 
 if [ "$(id -u)" != 0 ]; then
 	skip_suite criu "needs root (debootstrap, namespaces, criu)"
+	totals criu
 	exit 0
 fi
 # debootstrap: test/criu/roots.sh installs it when missing ('make deps' does too)
 for t in unshare flock tar; do
 	if ! command -v "$t" >/dev/null; then
 		fail criu "no '$t' on this machine: 'make deps' installs it"
+		totals criu
 		exit 1
 	fi
 done
@@ -50,7 +52,7 @@ trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP
 
 ensure_roots "$TMP" "" "${suites[@]}"
-pack_tree "$top" "$TMP/src.tar" || { fail criu/source "cannot pack the work tree"; exit 1; }
+pack_tree "$top" "$TMP/src.tar" || { fail criu/source "cannot pack the work tree"; totals criu; exit 1; }
 
 # A copy of test/criu and test/lib/harness.sh: bash reads scripts as it runs
 # them, so editing the work tree during a run must not change the running one.

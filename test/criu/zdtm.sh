@@ -48,6 +48,7 @@ POSIX_TIMER_TESTS=" posix_timers pthread_timers pthread_timers_h "
 
 if [ "$(id -u)" != 0 ]; then
 	skip_suite zdtm "needs root (debootstrap, namespaces, criu)"
+	totals zdtm
 	exit 0
 fi
 
@@ -128,7 +129,7 @@ for s in "${suites[@]}"; do
 done
 
 # The project as in this work tree (as suite.sh packs it).
-pack_tree "$top" "$TMP/src.tar" || { fail zdtm/source "cannot pack the work tree"; exit 1; }
+pack_tree "$top" "$TMP/src.tar" || { fail zdtm/source "cannot pack the work tree"; totals zdtm; exit 1; }
 cp -r "$here" "$TMP/scripts"
 
 envs=(--env "ZDTM_DEADLINE=$((t_start + BUDGET))")
