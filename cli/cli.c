@@ -5,7 +5,8 @@
  *
  * Every command takes only its own options; the option table below is also
  * the text of `ptimer help CMD`, so the two cannot drift apart.  The exit
- * status is the same for every command (see exit_text, and man/ptimer.1):
+ * status is the same for every command (man/ptimer.1 EXIT STATUS, the one
+ * table of it; the help points there):
  * 0 done, 1 failed with one line on stderr, 2 bad command line, and death
  * by a held SIGINT/SIGTERM/SIGHUP/SIGQUIT (128+N in a shell) when it came
  * before the point where the work is committed.
@@ -173,15 +174,10 @@ static const struct cmd_desc cmds[] = {
 
 #define N_CMDS (sizeof(cmds) / sizeof(cmds[0]))
 
+/* The exit-status table is the man page's (EXIT STATUS): one source. */
 static const char exit_text[] =
-	"Exit status:\n"
-	"  0      done\n"
-	"  1      failed: one line on stderr says what, for which process or file, and what to do\n"
-	"  2      usage error: the command line is wrong; nothing was done\n"
-	"  128+N  ended by signal N (SIGINT 130, SIGTERM 143, SIGHUP 129, SIGQUIT 131): while a target\n"
-	"         is stopped these are held; one seen before the image is written (dump) or between\n"
-	"         chunks of a linear restore ends ptimer with nothing written or restored; one that\n"
-	"         comes later is ignored and the command finishes\n";
+	"Exit status: 0 when done; each other status, and what was left as it was, is in\n"
+	"ptimer(1), section EXIT STATUS (man ptimer; in the source tree man -l man/ptimer.1).\n";
 
 static int fail(const char *msg)
 {
@@ -273,7 +269,7 @@ static void print_cmd_help(FILE *f, const struct cmd_desc *cmd)
 		print_wrapped(f, o->help, HELP_COL, HELP_COL);
 	}
 	fprintf(f, "\nExit status of %s: %s.\n", cmd->name, cmd->exits);
-	fprintf(f, "2 means a usage error, 128+N the held signal N; see 'ptimer --help'.\n");
+	fprintf(f, "The others are the same for every command: ptimer(1), section EXIT STATUS.\n");
 }
 
 /* A positive decimal pid; 0 on anything else. */

@@ -379,7 +379,7 @@ noplugin_cases() {
 			pass "no-plugin-restore: runc restore fails as with criu alone: $(grep -ohm1 "Can't create posix timer.*" "$b/rwork/restore.log" | cut -c1-80)"
 		elif [ "$rc" -eq 0 ]; then
 			# criu saves the pid-1 timer aimed at the process: it cannot
-			# save the leader's tid in a pid namespace (README "CRIU plugin")
+			# save the leader's tid in a pid namespace (docs/criu-plugin.md)
 			note "criu $CRIU_VERSION without the plugin restored the plugin's checkpoint; its SIGEV_THREAD_ID timer at pid 1 comes back aimed at the process"
 			sed 's#^\([0-9]* [0-9]*/[0-9a-f]*\) signal/tid\.1 #\1 signal/pid.1 #' "$b/before" >"$b/before.alone"
 			compare no-plugin-restore "$b/before.alone" "$(oci_pid runc missing)"

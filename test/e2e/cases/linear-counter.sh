@@ -37,7 +37,7 @@ case_linear() {
 
 # A refused linear restore leaves no timer behind, and moves the counter by
 # exactly one: before Linux 6.15 the only way to read the counter is to create
-# one timer (the probe; README "Linear mode").  Counter at 5, refused restore
+# one timer (the probe; docs/design.md "Linear mode").  Counter at 5, refused restore
 # of 0,3,9 -> counter at 6: an image with IDs 6 and 9
 # (test/e2e/fixtures/linear-counter-retry.json) still restores.
 case_retry() {
