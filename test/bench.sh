@@ -163,7 +163,7 @@ PAIRS=$(grep -oE '[0-9]+ create/delete pairs' "$SP/last.out" | tail -1 | grep -o
 echo "(d) IDs 1,000,000 and 2,000,000, --mode linear: $(ms "$DL") (median of 3), ${PAIRS:-?} create/delete pairs$(
 	[ -n "$PAIRS" ] && awk -v s="$DL" -v p="$PAIRS" 'BEGIN { if (p > 0) printf ", %.2f us a pair", s * 1e6 / p }')"
 echo "    auto (exact-ID) mode: $(ms "$DX"); ratio linear/exact = $(ratio "$DL" "$DX")"
-echo "    ptimer's own report (linear): $(tr '\n' ' ' <"$SP/last.out" | cut -c1-300)"
+echo "    ptimer's own report (linear): $(grep -v '^ptimer: ' "$SP/last.out" | paste -sd ';' - | cut -c1-300)"
 
 # ---- (g) standalone dump of 50,000 timers against the kernel's floor ---------------
 # The floor is one read of /proc/PID/timers: the kernel walks the list from its

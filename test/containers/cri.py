@@ -13,12 +13,15 @@
 
 SOCKET is containerd's gRPC socket (its CRI plugin serves runtime.v1 there).
 POD.json and CONTAINER.json are a PodSandboxConfig and a ContainerConfig in
-the protobuf JSON mapping, as crictl takes them.  The messages come from
-cri.proto beside this file (a subset of the published CRI API, same field
-numbers), compiled with protoc into a temporary directory at each run.
+the protobuf JSON mapping, holding only the fields cri.proto has: the
+messages come from cri.proto beside this file (the subset of the published
+CRI API the test uses, same field numbers), compiled with protoc into a
+temporary directory at each run.  A crictl config with other fields is
+refused, naming the field.
 
 Exit 0 on success; on a gRPC error one line "cri.py: CALL: CODE: DETAILS" on
-stderr and exit 1; a usage error exits 2.
+stderr and exit 1; a usage error (bad arguments, an unreadable or unknown
+JSON config, no protoc) one line and exit 2.
 """
 import json
 import os
@@ -34,10 +37,18 @@ SERVICE = "/runtime.v1.RuntimeService/"
 IMAGES = "/runtime.v1.ImageService/"
 
 
+def usage(msg):
+    print("cri.py: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
 def load_messages():
     """cri_pb2 compiled from cri.proto (protoc --python_out)."""
     with tempfile.TemporaryDirectory(prefix="cri-pb.") as out:
-        subprocess.run(["protoc", "-I", HERE, "--python_out", out, "cri.proto"], check=True)
+        try:
+            subprocess.run(["protoc", "-I", HERE, "--python_out", out, "cri.proto"], check=True)
+        except (OSError, subprocess.CalledProcessError) as e:
+            usage("cannot compile %s/cri.proto with protoc (Debian: protobuf-compiler): %s" % (HERE, e))
         sys.path.insert(0, out)
         import cri_pb2  # noqa: E402  (generated just now)
         sys.path.pop(0)
@@ -62,8 +73,11 @@ def main(argv):
             sys.exit(1)
 
     def from_json(path, msg):
-        with open(path) as f:
-            return json_format.ParseDict(json.load(f), msg)
+        try:
+            with open(path) as f:
+                return json_format.ParseDict(json.load(f), msg)
+        except (OSError, ValueError, json_format.ParseError) as e:
+            usage("%s: not a %s this client knows (cri.proto): %s" % (path, msg.DESCRIPTOR.name, e))
 
     if cmd == "version" and not args:
         r = call("Version", pb.VersionRequest(version="v1"), pb.VersionResponse, 10)
@@ -92,6 +106,8 @@ def main(argv):
         info = json.loads(r.info.get("info", "{}"))
         print(pb.ContainerState.Name(r.status.state), info.get("pid", 0), r.status.image.image)
     elif cmd == "checkpoint" and len(args) in (2, 3):
+        if len(args) == 3 and not args[2].isdigit():
+            usage("checkpoint: TIMEOUT_S must be a number of seconds, not %r" % args[2])
         t = int(args[2]) if len(args) == 3 else 120
         call("CheckpointContainer", pb.CheckpointContainerRequest(
             container_id=args[0], location=os.path.abspath(args[1]), timeout=t),

@@ -40,8 +40,10 @@ cri_registry() {
 			"$CW/registry" "$port" >"$CW/registry.yml"
 		docker-registry serve "$CW/registry.yml" >"$CW/registry.log" 2>&1 &
 		REG_PID=$!
-		wait_until 300 python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1])' \
-			"http://127.0.0.1:$port/v2/" 2>/dev/null && break
+		# ready: ours answers (another program that took the port
+		# meanwhile would answer too, but ours would have exited)
+		wait_until 300 python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' \
+			"http://127.0.0.1:$port/v2/" 2>/dev/null && kill -0 "$REG_PID" 2>/dev/null && break
 		kill "$REG_PID" 2>/dev/null
 		wait "$REG_PID" 2>/dev/null
 		REG_PID=
@@ -91,6 +93,19 @@ $4
 EOF
 }
 
+# cri_answers SECONDS: containerd answers CRI Version within SECONDS (its
+# answer in $CW/version); each try is a cri.py start, ~0.1 s, so the wait
+# is counted in seconds, not tries
+cri_answers() {
+	local until=$((SECONDS + $1))
+	while [ "$SECONDS" -lt "$until" ]; do
+		kill -0 "$CRI_PID" 2>/dev/null || return 1
+		timeout 10 python3 "$S/cri.py" "$CW/c.sock" version >"$CW/version" 2>"$CW/version.err" && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 # cri_start: the registry, and containerd on a socket of its own.
 cri_start() {
 	CW=$W/cri
@@ -107,8 +122,8 @@ cri_start() {
 	fi >"$CW/config.toml"
 	containerd --config "$CW/config.toml" >"$CW/containerd.log" 2>&1 &
 	CRI_PID=$!
-	if ! wait_until 300 cri version >"$CW/version" 2>/dev/null; then
-		fail cri/containerd "containerd --config $CW/config.toml did not answer CRI Version in 30 s: $(tail -n 3 "$CW/containerd.log" | tr '\n' ' ' | cut -c1-300)"
+	if ! cri_answers 60; then
+		fail cri/containerd "containerd --config $CW/config.toml did not answer CRI Version in 60 s: $(oneline "$CW/version.err" 200) $(tail -n 3 "$CW/containerd.log" | tr '\n' ' ' | cut -c1-300)"
 		cri_stop
 		return 1
 	fi
@@ -117,7 +132,7 @@ cri_start() {
 		cri_stop
 		return 1
 	fi
-	note "containerd $(cat "$CW/version") (CRI runtime.v1); image $CRI_REF"
+	note "$(cat "$CW/version") (CRI runtime.v1); image $CRI_REF"
 	return 0
 }
 
@@ -133,11 +148,8 @@ cri_stop() {
 	for m in $(awk -v w="$CW/" 'index($5, w) == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
 		umount -l "$m" 2>/dev/null
 	done
-	# the pods' cgroups (their containers' are runc's to remove)
-	for m in /sys/fs/cgroup/*/ptimer-ct/cri-*/; do
-		[ -d "$m" ] && rmdir "$m" 2>/dev/null
-	done
-	return 0
+	# the pods' cgroups and any container's left in them (inner.sh)
+	cg_sweep
 }
 
 # cri_pod_json NAME: the PodSandboxConfig of pod NAME (as the kubelet would
@@ -146,7 +158,7 @@ cri_pod_json() {
 	cat >"$CW/$1.pod.json" <<EOF
 {"metadata": {"name": "$1", "uid": "uid-$1", "namespace": "ptimer", "attempt": 0},
  "log_directory": "$CW/logs/$1",
- "linux": {"cgroup_parent": "/ptimer-ct/$1",
+ "linux": {"cgroup_parent": "/$CG/$1",
   "security_context": {"namespace_options": {"network": "NODE", "pid": "CONTAINER", "ipc": "POD"}}}}
 EOF
 }
@@ -177,7 +189,7 @@ cri_pod_gone() { cri stopp "$1" >/dev/null 2>&1; cri rmp "$1" >/dev/null 2>&1; }
 # cri_round NAME POD2 PLUGIN_AT_DUMP PLUGIN_AT_RESTORE: one checkpoint and
 # restore; POD2 "same" restores into the first pod, else into a new pod.
 cri_round() {
-	local name=$1 where=$2 pdump=$3 prest=$4 st=$W/$1.state pod pod2 pj=$CW/$1.pod.json cid cid2 a t0 rc log
+	local name=$1 where=$2 pdump=$3 prest=$4 st=$W/$1.state pod pod2 pj=$CW/$1.pod.json cid cid2 a t0 t1 rc log
 	rm -rf "$st"
 	mkdir -p "$st" "$CW/logs/$name" "$CW/logs/$name-2"
 	cri_pod_json "$name"
@@ -198,6 +210,7 @@ cri_round() {
 	t0=$EPOCHREALTIME
 	cri checkpoint "$cid" "$a" 2>"$CW/$name.err"
 	rc=$?
+	t1=$(secs "$t0")
 	[ "$pdump" = yes ] || mv "$W/ptimer_plugin.so.away" "$PLUGIN"
 	if [ "$rc" -ne 0 ]; then
 		fail "$name/checkpoint" "CRI CheckpointContainer: $(oneline "$CW/$name.err") $(cri_log)"
@@ -208,10 +221,12 @@ cri_round() {
 	log=$(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers saved' "$CW/$name.dump.log" | head -n1)
 	if [ "$pdump" = yes ]; then
 		if [ -n "$log" ]; then
-			pass "$name/checkpoint ($(secs "$t0") s): CRI CheckpointContainer to an archive of $(($(stat -c %s "$a") / 1024)) KiB, dump.log in it: $log"
+			pass "$name/checkpoint ($t1 s): CRI CheckpointContainer to an archive of $(($(stat -c %s "$a") / 1024)) KiB, dump.log in it: $log"
 		else
 			fail "$name/checkpoint" "no 'ptimer: ... POSIX timers saved' in the archive's dump.log: $(logtail "$CW/$name.dump.log")"
 		fi
+	elif [ ! -s "$CW/$name.dump.log" ] || grep -qE 'ptimer(_plugin|: )' "$CW/$name.dump.log"; then
+		fail "$name/checkpoint" "the archive's dump.log is missing, or shows the plugin although it was moved away: $(logtail "$CW/$name.dump.log")"
 	fi
 	# KEP-2008 checkpoints leave the container running: it goes, as
 	# before a migration
@@ -232,15 +247,22 @@ cri_round() {
 	rc=0
 	cid2=$(cri create "$pod2" "$CW/$name.restore.json" "$pj" 2>"$CW/$name.err") &&
 		cri start "$cid2" 2>>"$CW/$name.err" || rc=$?
+	t1=$(secs "$t0")
 	[ "$prest" = yes ] || mv "$W/ptimer_plugin.so.away" "$PLUGIN"
 	log=$(find "$CW/criu-work" "$CW/state" "$CW/root" -name restore.log -newer "$a" 2>/dev/null | head -n1)
 	if [ "$pdump" != yes ]; then
 		# criu alone: the known failure, through the whole path
-		if [ "$rc" -ne 0 ] && grep -q "Can't create posix timer" "$log" 2>/dev/null; then
-			pass "$name: restore without the plugin fails as criu alone does: StartContainer: $(oneline "$CW/$name.err" 100) restore.log: $(grep -ohm1 "Can't create posix timer.*" "$log")"
+		if grep -qE 'ptimer(_plugin|: )' "$log" 2>/dev/null; then
+			fail "$name" "the plugin ran at restore although it was moved away: $(logtail "$log")"
+		elif [ "$rc" -ne 0 ] && grep -q "Can't create posix timer" "$log" 2>/dev/null; then
+			pass "$name: restore without the plugin fails as criu alone does: $(oneline "$CW/$name.err" 300) restore.log: $(grep -ohm1 "Can't create posix timer.*" "$log")"
 		elif [ "$rc" -eq 0 ]; then
 			note "criu $CRIU_VERSION alone restored the container (the known failure is gone)"
-			cri_running "$cid2" && compare "$name" "$CW/$name.before" "$CRI_RPID"
+			if wait_until 300 cri_running "$cid2"; then
+				compare "$name" "$CW/$name.before" "$CRI_RPID"
+			else
+				fail "$name" "criu alone restored the container, which does not run: $(cri status "$cid2" 2>&1)"
+			fi
 		else
 			fail "$name" "the restore failed, not as criu alone does: $(oneline "$CW/$name.err") ${log:+$(logtail "$log")}"
 		fi
@@ -262,7 +284,7 @@ cri_round() {
 	fi
 	if [ "$prest" = yes ]; then
 		if grep -qE 'ptimer: task [0-9]+ \(vpid 1\): 5 POSIX timers restored' "$log" 2>/dev/null; then
-			pass "$name/restore ($(secs "$t0") s): CRI CreateContainer from the archive + StartContainer ($([ "$where" = same ] && echo "same pod" || echo "new pod")): $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers restored, [a-zA-Z-]+ mode' "$log" | head -n1)"
+			pass "$name/restore ($t1 s): CRI CreateContainer from the archive + StartContainer ($([ "$where" = same ] && echo "same pod" || echo "new pod")): $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers restored, [a-zA-Z-]+ mode' "$log" | head -n1)"
 		else
 			fail "$name/restore" "no 'ptimer: ... 5 POSIX timers restored' in ${log:-no restore.log}: $(logtail "$log")"
 		fi
@@ -278,8 +300,9 @@ cri_round() {
 		compare "$name" "$CW/$name.before.alone" "$CRI_RPID"
 		# and the program's own check finds that one timer changed
 		touch "$st/restored"
-		wait_until 600 test -e "$st/criu.done"
-		if [ "$(grep -c '^FAIL ' "$st/criu.result" 2>/dev/null)" = 1 ] &&
+		if ! wait_until 600 test -e "$st/criu.done"; then
+			fail "$name/verify" "the restored program wrote no criu.done in 60 s: $(oneline "$st/criu.out")"
+		elif [ "$(grep -c '^FAIL ' "$st/criu.result" 2>/dev/null)" = 1 ] &&
 			grep -q "^FAIL $P/$name/id100002 notify: notify signal/pid, want signal/tid" "$st/criu.result"; then
 			pass "$name/verify: the program's one failing check of $(grep -cE '^(PASS|FAIL) ' "$st/criu.result") is its timer at pid 1, now aimed at the process (id100002 notify: signal/pid, want signal/tid)"
 		else
@@ -302,7 +325,7 @@ ctr_case() {
 	rm -rf "$st"
 	mkdir -p "$st"
 	if ! c images pull --plain-http "$CRI_IMAGE" >"$CW/ctr.pull" 2>&1 ||
-		! c run -d --null-io --mount "type=bind,src=$st,dst=/state,options=rbind:rw" "$CRI_IMAGE" ctr-ct \
+		! c run -d --null-io --cgroup "/$CG/ctr-ct" --mount "type=bind,src=$st,dst=/state,options=rbind:rw" "$CRI_IMAGE" ctr-ct \
 			/zt criu container /state "$P/$name" >"$CW/ctr.run" 2>&1; then
 		fail "$name/run" "ctr images pull | ctr run: $(oneline "$CW/ctr.pull" 200) $(oneline "$CW/ctr.run" 200)"
 		return
@@ -338,8 +361,8 @@ ctr_case() {
 }
 
 cri_case() {
-	if ! command -v containerd >/dev/null || ! python3 -c 'import grpc' 2>/dev/null; then
-		fail cri "no containerd or python3-grpcio in this root (roots.d/containers.pkgs)"
+	if ! command -v containerd >/dev/null || ! command -v protoc >/dev/null || ! python3 -c 'import grpc' 2>/dev/null; then
+		fail cri "no containerd, protoc or python3-grpcio in this root (roots.d/containers.pkgs)"
 		return
 	fi
 	cri_start || return

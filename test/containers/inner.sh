@@ -91,10 +91,9 @@ prepare() {
 	done
 	mkdir -p /sys/fs/cgroup/systemd
 	mount -t cgroup -o none,name=systemd cgroup /sys/fs/cgroup/systemd || note "cannot mount the name=systemd hierarchy"
-	# cgroups of containers of an interrupted run (the hierarchies are the host's)
-	for d in /sys/fs/cgroup/*/ptimer-ct/*/ /sys/fs/cgroup/*/ptimer-ct/; do
-		[ -d "$d" ] && rmdir "$d" 2>/dev/null
-	done
+	# cgroups of containers of an interrupted run (the hierarchies are the
+	# host's; CRI pods nest their containers one level down)
+	cg_sweep
 
 	if gcc -O2 -o "$W/hwbp-probe" "$S/hwbp-probe.c" 2>/dev/null && "$W/hwbp-probe" >"$W/hwbp.out" 2>&1; then
 		note "$(cat "$W/hwbp.out")"
@@ -114,6 +113,20 @@ prepare() {
 }
 
 # ---- helpers -----------------------------------------------------------------------
+
+# The containers' cgroups: /$CG/NAME in every v1 hierarchy, which are the
+# host's, so one name a root: a run in the other root at the same time
+# (another checkout's make check) never shares a freezer with this one.
+CG=ptimer-ct-$suite
+# cg_sweep: remove what is left empty under /$CG, deepest first
+cg_sweep() {
+	local d
+	for d in /sys/fs/cgroup/*/"$CG"/*/*/ /sys/fs/cgroup/*/"$CG"/*/ /sys/fs/cgroup/*/"$CG"/ \
+		/sys/fs/cgroup/*/ptimer-ct/*/*/ /sys/fs/cgroup/*/ptimer-ct/*/ /sys/fs/cgroup/*/ptimer-ct/; do
+		[ -d "$d" ] && rmdir "$d" 2>/dev/null
+	done
+	return 0
+}
 
 # timers PID: /proc/PID/timers, one timer a line, sorted, every tid written
 # as the container's pid namespace sees it (NSpid's last field).
@@ -139,14 +152,14 @@ bundle() {
 	mkdir -p "$b/work" "$b/rwork"
 	cp -a "$ROOTFS" "$b/rootfs"
 	(cd "$b" && runc spec) || return 1
-	python3 - "$b/config.json" "$label" "$name" "${SCEN:-container}" <<'PY'
+	python3 - "$b/config.json" "$label" "$name" "${SCEN:-container}" "$CG" <<'PY'
 import json, sys
-p, label, name, scen = sys.argv[1:5]
+p, label, name, scen, cg = sys.argv[1:6]
 c = json.load(open(p))
 c["process"]["terminal"] = False
 c["process"]["args"] = ["/zt", "criu", scen, "/state", label]
 c["root"]["readonly"] = False
-c["linux"]["cgroupsPath"] = "/ptimer-ct/" + name
+c["linux"]["cgroupsPath"] = "/" + cg + "/" + name
 json.dump(c, open(p, "w"), indent=1)
 PY
 }
