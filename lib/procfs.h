@@ -75,8 +75,9 @@ bool ptimer_thread_exiting(pid_t pid, pid_t tid);
 
 /*
  * ptimer_proc_threads - the host tids of pid's threads (/proc/<pid>/task),
- * sorted, the leader first, into *tids (malloc'd, the caller frees).  Returns how
- * many, or -errno (-ENOENT: no such process; -ENOMEM).
+ * sorted, the leader first, into *tids (malloc'd, the caller frees).
+ * Returns how many (> 0), or -ENOENT (no such process), -ESRCH (no thread
+ * listed: it is being released), -ENOMEM, or another -errno of opendir.
  */
 int ptimer_proc_threads(pid_t pid, pid_t **tids);
 
