@@ -42,9 +42,6 @@ H_PREFIX=$P/
 . "$S/harness.sh"
 
 note() { echo "# $suite: $*"; }
-logtail() {
-	{ grep -hE 'Error|error|rror \(|Missing|ptimer' "$@" 2>/dev/null | tail -n 4; } | tr '\n' ' ' | cut -c1-400
-}
 secs() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }'; }
 
 # ---- build and install ----------------------------------------------------------

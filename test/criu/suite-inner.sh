@@ -46,10 +46,6 @@ H_PREFIX=$P/
 . "$cdir/harness.sh"
 
 note() { echo "# $suite: $*"; }
-# logtail FILE: the last error-looking lines of a criu log, on one line
-logtail() {
-	{ grep -E 'Error|error|rror \(|Missing|ptimer' "$1" 2>/dev/null | tail -n 4; } | tr '\n' ' ' | cut -c1-400
-}
 
 gone() { [ ! -e "/proc/$1" ] || [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
 kill_wait() { kill -KILL "$1" 2>/dev/null; wait_until 100 gone "$1"; }

@@ -30,7 +30,7 @@
 #   reap PID [JOB]    alive PID    not_stopped PID    wait_until TENTHS CMD...
 #   bg_add PID / bg_kill   processes to kill when the suite exits
 #   ptimer_run OUT TIMEOUT_S ARGS...       needs PT (the ptimer program)
-#   oneline FILE [WIDTH]   ids_of_proc FILE   now   elapsed T0 T1
+#   oneline FILE [WIDTH]   logtail FILE...   ids_of_proc FILE   now   elapsed T0 T1
 
 H_PREFIX=${H_PREFIX:-}
 H_PASS=0
@@ -93,6 +93,12 @@ run_cases() {
 totals() {
 	echo "# ${1:+$1: }$H_PASS passed, $H_FAIL failed, $H_SKIP skipped"
 	[ "$H_FAIL" -eq 0 ]
+}
+
+# logtail FILE...: the last error-looking lines of criu's logs (criu's
+# "Error (" tags, the plugin's "ptimer" lines), on one line.
+logtail() {
+	{ grep -hE 'Error|error|rror \(|Missing|ptimer' "$@" 2>/dev/null | tail -n 4; } | tr '\n' ' ' | cut -c1-400
 }
 
 # oneline FILE [WIDTH]: a file's text on one line, cut at WIDTH (400) chars.
