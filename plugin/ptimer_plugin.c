@@ -324,6 +324,38 @@ static bool at_ns_leader(const struct ptimer_task *t, const struct ptimer_timer 
 }
 
 /*
+ * img's timers aimed at t's pid-namespace leader (at_ns_leader), with the
+ * timing they have in t now (ptimer_read_timer_state), into *out (malloc'd;
+ * NULL when none).  Returns how many, or -errno (err set).
+ */
+static int leader_timers(struct ptimer_task *t, const struct ptimer_image *img, struct ptimer_timer **out,
+			 struct ptimer_err *err)
+{
+	uint32_t k = 0;
+	int ret;
+
+	*out = NULL;
+	for (uint32_t i = 0; i < img->n_timers; i++)
+		k += at_ns_leader(t, &img->timers[i]);
+	if (!k)
+		return 0;
+	*out = calloc(k, sizeof(**out));
+	if (!*out)
+		return ptimer_errf(err, ENOMEM, "out of memory");
+	k = 0;
+	for (uint32_t i = 0; i < img->n_timers; i++)
+		if (at_ns_leader(t, &img->timers[i]))
+			(*out)[k++] = img->timers[i];
+	ret = ptimer_read_timer_state(t, *out, k, err);
+	if (ret) {
+		free(*out);
+		*out = NULL;
+		return ret;
+	}
+	return (int)k;
+}
+
+/*
  * Aim img's timers at the ns leader (see struct reaimed) at the process
  * instead, in t, with their timing; remembered for aim_back_all().  Without
  * the exact-ID prctl they stay, with a warning: criu may fail the dump.
@@ -347,10 +379,13 @@ static __attribute__((unused)) int reaim_leader_timers(struct ptimer_task *t, co
 			   "kernel lacks exact-ID timer_create (Linux 6.15) to aim them elsewhere meanwhile", t->pid, k);
 		return 0;
 	}
-	orig = calloc(k, sizeof(*orig));
+	ret = leader_timers(t, img, &orig, err);
+	if (ret <= 0)
+		return ret;
+	k = (uint32_t)ret;
 	with = calloc(k, sizeof(*with));
 	v = realloc(reaimed, (n_reaimed + 1) * sizeof(*v));
-	if (!orig || !with || !v) {
+	if (!with || !v) {
 		free(orig);
 		free(with);
 		if (v)
@@ -358,19 +393,13 @@ static __attribute__((unused)) int reaim_leader_timers(struct ptimer_task *t, co
 		return ptimer_errf(err, ENOMEM, "out of memory");
 	}
 	reaimed = v;
-	k = 0;
-	for (uint32_t i = 0; i < img->n_timers; i++)
-		if (at_ns_leader(t, &img->timers[i]))
-			orig[k++] = img->timers[i];
-	ret = ptimer_read_timer_state(t, orig, k, err);
-	for (uint32_t i = 0; !ret && i < k; i++) {
+	for (uint32_t i = 0; i < k; i++) {
 		with[i] = orig[i];
 		with[i].sigev_notify = PTIMER_SIGEV_SIGNAL;
 		with[i].pending = 0;
 		with[i].pending_overrun = 0;
 	}
-	if (!ret)
-		ret = ptimer_replace_timers(t, with, k, err);
+	ret = ptimer_replace_timers(t, with, k, err);
 	free(with);
 	if (ret) {
 		free(orig);
@@ -812,28 +841,21 @@ static void ptimer_plugin_exit(int stage, int ret)
 static int reaim_restored(struct ptimer_task *t, const struct ptimer_image *img, struct ptimer_err *err)
 {
 	struct ptimer_timer *with;
-	uint32_t k = 0;
+	uint32_t k;
 	int ret;
 
-	for (uint32_t i = 0; i < img->n_timers; i++)
-		k += at_ns_leader(t, &img->timers[i]);
-	if (!k || prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS, PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) < 0)
+	if (prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS, PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) < 0)
 		return 0;
-	with = calloc(k, sizeof(*with));
-	if (!with)
-		return ptimer_errf(err, ENOMEM, "out of memory");
-	k = 0;
-	for (uint32_t i = 0; i < img->n_timers; i++)
-		if (at_ns_leader(t, &img->timers[i]))
-			with[k++] = img->timers[i];
-	ret = ptimer_read_timer_state(t, with, k, err);
-	for (uint32_t i = 0; !ret && i < k; i++) {
+	ret = leader_timers(t, img, &with, err);
+	if (ret <= 0)
+		return ret;
+	k = (uint32_t)ret;
+	for (uint32_t i = 0; i < k; i++) {
 		with[i].overrun = 0;
 		with[i].pending = 0;
 		with[i].pending_overrun = 0;
 	}
-	if (!ret)
-		ret = ptimer_replace_timers(t, with, k, err);
+	ret = ptimer_replace_timers(t, with, k, err);
 	if (!ret)
 		ptimer_log(PTIMER_LOG_INFO, "task %d: %u timer%s criu made aimed at the process aimed at its leader "
 			   "again, as the image has %s", t->pid, k, k > 1 ? "s" : "", k > 1 ? "them" : "it");
