@@ -34,7 +34,7 @@
 # 1 when a check failed.
 #
 # Environment (NAME: ARM64 for arm64, GUEST for amd64):
-#   PTIMER_CRIU_NAME_CASES    the cases (words of suite-inner.sh's list)
+#   PTIMER_CRIU_NAME_CASES    the cases (words as suite-inner.sh's list has them)
 #   PTIMER_CRIU_NAME_TIMEOUT  seconds the guest may take (900)
 #   PTIMER_ARM64_KERNEL       an arm64 kernel Image to boot instead of sid's
 #   PTIMER_NAME_CRIU_FAULT    CRIU_FAULT for criu in the guest (unset)
@@ -50,14 +50,14 @@ arm64)
 	NAME=criu-$SUITE-arm64 ROOTSET=arm64 ELF=AArch64 QEMU=qemu-system-aarch64
 	TO=${PTIMER_CRIU_ARM64_TIMEOUT:-900} FAULT=${PTIMER_ARM64_CRIU_FAULT:-}
 	MAKEARCH=(ARCH=arm64)
-	# Each case is a few criu runs; under TCG one dump or restore takes seconds.
-	CASES=${PTIMER_CRIU_ARM64_CASES:-scenario:stride:stride:plain
-scenario:takeover-stride:stride:plain:PTIMER_CRIU_MODE=takeover
-scenario:takeover-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=takeover case_auto_fallback
-scenario:mix:mix:plain scenario:takeover-mix:mix:plain:PTIMER_CRIU_MODE=takeover
-scenario:threads:threads:plain scenario:threads-pidns:threads:pidns
-case_exited case_exited_alone case_no_plugin
-scenario:native-mix:mix:plain:PTIMER_CRIU_MODE=native case_pending:pending case_pending:pending-alone} ;;
+	# Each case is a few criu runs; under TCG one dump or restore takes
+	# seconds: a part of test/cases/LIST's criu rounds (drive:CASE:FLAVOUR,
+	# test/lib/driver.sh), then the suite's own cases.
+	CASES=${PTIMER_CRIU_ARM64_CASES:-drive:stride:criu drive:stride:criu-takeover
+drive:sparse100k:criu-takeover case_auto_fallback
+drive:mix:criu drive:mix:criu-takeover drive:threads:criu drive:threads:criu-pidns
+drive:exited:criu case_exited_alone case_no_plugin
+drive:mix:criu-native drive:pending-expiry:criu drive:pending-expiry:criu-alone} ;;
 amd64)
 	B=${3:-$top/build}
 	NAME=criu-$SUITE-guest ROOTSET=guest ELF=X86-64 QEMU=qemu-system-x86_64
@@ -190,7 +190,8 @@ for f in zdtm_timers pending_timer rseq_cs_loop; do
 	[ -f "$TMP/build/test/$f" ] && cp "$TMP/build/test/$f" "$o/ptimer-bin/build/test/"
 done
 cp "$here/suite-inner.sh" "$o/ptimer-criu/"
-cp "$top/test/lib/harness.sh" "$o/ptimer-criu/"
+cp "$top"/test/lib/*.sh "$o/ptimer-criu/"
+cp -r "$top/test/cases" "$o/ptimer-criu/cases"
 cp "$here/guest-init.sh" "$o/init"
 chmod 755 "$o/init"
 {

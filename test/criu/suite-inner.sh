@@ -16,12 +16,13 @@
 # and the test programs in DIR/build/test.
 # /tmp is enter.sh's tmpfs, private to this run: two runs at once in one
 # cached root never use each other's build or plugin.
-# PTIMER_CRIU_CASES (words as run_cases takes them) runs those cases only,
-# after prepare; default: all of them.
+# PTIMER_CRIU_CASES (words as run_cases takes them: "drive:mix:criu-native
+# case_rseq") runs those cases only, after prepare; default: all of them.
 #
-# check: every scenario through real `criu dump` + `criu restore --libdir
-# /tmp/inst/usr/lib/criu`, the process checking its own timers after restore
-# (test/e2e/zdtm_timers.c, role criu).  The plan "1..N" (N cases), one
+# check: test/cases/LIST's rounds in the criu flavours (test/lib/driver.sh,
+# test/lib/flavour-criu.sh: real `criu dump` + `criu restore --libdir
+# /tmp/inst/usr/lib/criu`, the program checking itself after the restore),
+# then the suite's own cases.  The plan "1..N" (N cases), one
 # PASS/FAIL/SKIP line a check (test/lib/harness.sh, sourced from CRIUDIR,
 # where suite.sh puts it), "ok K CASE" after each case, "# ..." notes, and
 # the totals last.
@@ -44,11 +45,12 @@ W=/tmp/criu-suite
 CRIU_TIMEOUT=${PTIMER_CRIU_TIMEOUT:-180}
 H_PREFIX=$P/
 . "$cdir/harness.sh"
+DRIVE_CASES=$cdir/cases DRIVE_BIN=$BLD/test DRIVE_W=$W
+. "$cdir/driver.sh"
+. "$cdir/flavour-criu.sh"
 
 note() { echo "# $suite: $*"; }
 
-gone() { [ ! -e "/proc/$1" ] || [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
-kill_wait() { kill -KILL "$1" 2>/dev/null; wait_until 100 gone "$1"; }
 
 # ---- build -----------------------------------------------------------------
 mkdir -p "$SRC" "$W"
@@ -103,164 +105,6 @@ prepare() {
 }
 # check: the first case (run_cases, below); bench: before anything else
 [ "$what" = bench ] && prepare
-
-# ---- one process: start, dump, restore -------------------------------------
-
-# start NAME ROLE SCENARIO KIND: zdtm_timers ROLE in $W/NAME (KIND plain:
-# setsid; pidns: pid 1 of its own pid namespace, `unshare -pf setsid -w`, no
-# --mount-proc).  Sets PID (as this /proc shows it) and D.
-start() {
-	local name=$1 role=$2 sc=$3 kind=$4 ROLE_WRAP=setsid ROLE_CWD=/
-	D=$W/$name
-	rm -rf "$D" "$D.img"
-	mkdir -p "$D"
-	[ "$kind" = pidns ] && ROLE_WRAP="unshare -pf setsid -w"
-	start_role "$role" "$sc" "$D" "$P/$name"
-	disown "$ROLE_PID"
-	if ! wait_ready "$D" "$role" "$ROLE_PID" 60; then
-		fail "$name/start" "zdtm_timers $role $sc did not get ready: $(oneline "$D/$role.out")"
-		return 1
-	fi
-	PID=$(cat "$D/$role.pid")
-}
-
-# dump NAME IMG [ENV=V]... [-- CRIU-ARGS]: criu dump -t $PID with the plugin;
-# DTIME set (seconds).
-dump() {
-	local name=$1 img=$2 envs=() rc t0
-	shift 2
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
-	[ "${1:-}" = -- ] && shift
-	rm -rf "$img"
-	mkdir -p "$img"
-	t0=$EPOCHREALTIME
-	env "${envs[@]}" timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$PID" -D "$img" -v4 -o dump.log "$@" \
-		>"$img/dump.out" 2>&1
-	rc=$?
-	DTIME=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
-	if [ "$rc" -ne 0 ]; then
-		fail "$name/dump" "criu dump exit $rc: $(logtail "$img/dump.log")"
-		return 1
-	fi
-	case " $* " in *" --leave-running "*) return 0 ;; esac
-	wait_until 100 gone "$PID" || { fail "$name/dump" "pid $PID still there after criu dump"; return 1; }
-}
-
-# restore IMG [CRIU-ARGS]: criu restore -d; RC, RPID, RTIME set.
-restore() {
-	local img=$1 t0
-	shift
-	rm -f "$img/restored.pid"
-	t0=$EPOCHREALTIME
-	timeout -s KILL "$CRIU_TIMEOUT" criu restore -D "$img" -d --pidfile "$img/restored.pid" "$@" \
-		>"$img/restore.out" 2>&1
-	RC=$?
-	RTIME=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
-	RPID=$(cat "$img/restored.pid" 2>/dev/null)
-}
-
-# collect NAME: let the restored criu role check itself; print its lines.
-collect() {
-	local name=$1
-	touch "$D/restored"
-	if ! wait_until 600 test -e "$D/criu.done"; then
-		fail "$name/verify" "the restored process wrote no criu.done: $(oneline "$D/criu.out")"
-		[ -n "$RPID" ] && kill_wait "$RPID"
-		return 1
-	fi
-	grep -E '^(PASS|FAIL|SKIP) ' "$D/criu.result"
-	tally "$D/criu.result"
-	[ -n "$RPID" ] && wait_until 100 gone "$RPID"
-	return 0
-}
-
-# proc_timers PID: the process's timers as /proc/PID/timers shows them, one
-# "ID SIGNAL NOTIFY CLOCKID" line a timer, sorted by ID.
-proc_timers() {
-	awk '/^ID:/ { id = $2 } /^signal:/ { s = $2 } /^notify:/ { n = $2 }
-		/^ClockID:/ { print id, s, n, $2 }' "/proc/$1/timers" | sort -n
-}
-
-# scenario NAME SCENARIO KIND DUMP-ENV... : start, dump (plugin), restore
-# (plugin), verify.  Checks the plugin's own restore log line and, for a
-# plain process (pids kept: the notify pids read the same) whose timers all
-# come back as they were (not the exited-thread one), /proc/PID/timers
-# before the dump against after the restore.
-scenario() {
-	local name=$1 sc=$2 kind=$3 img
-	shift 3
-	start "$name" criu "$sc" "$kind" || return 1
-	img=$D.img
-	rm -f "$D/timers.before"
-	[ "$kind" = plain ] && [ "$sc" != exited ] && proc_timers "$PID" >"$D/timers.before"
-	dump "$name" "$img" "$@" -- --libdir "$LIBDIR" || { kill_wait "$PID"; return 1; }
-	restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
-	if [ "$RC" -ne 0 ]; then
-		fail "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
-		return 1
-	fi
-	pass "$name/restore (${RTIME} s; dump ${DTIME} s)"
-	if [ -s "$D/timers.before" ]; then
-		proc_timers "$RPID" >"$D/timers.after"
-		if cmp -s "$D/timers.before" "$D/timers.after"; then
-			pass "$name/proc-timers: /proc/PID/timers the same before the dump and after the restore ($(wc -l <"$D/timers.after") timers)"
-		else
-			fail "$name/proc-timers" "/proc/PID/timers differ after the restore: $(diff "$D/timers.before" "$D/timers.after" | grep '^[<>]' | head -n 4 | tr '\n' ' ')"
-		fi
-	fi
-	case " $* " in
-	*PTIMER_CRIU_MODE=native*)
-		if grep -q 'ptimer: .*criu restored match the image' "$img/restore.log"; then
-			pass "$name/plugin-verified"
-		else
-			fail "$name/plugin-verified" "no 'ptimer: ... match the image' in restore.log: $(logtail "$img/restore.log")"
-		fi ;;
-	*PTIMER_CRIU_MODE=takeover*)
-		plugin_restored "$name" "$img" ;;
-	*)
-		# criu-mode auto (the default): criu 4.2 on a kernel with the
-		# exact-ID prctl restores what it saved right; the rest, and
-		# everything under 4.1, is ptimer's
-		auto_decision "$name" "$img" || return 1
-		if [ "$AUTO_EXACT" = yes ] && grep -q 'ptimer: .*criu restored its [0-9]* POSIX timers (criu-mode auto)' "$img/restore.log"; then
-			pass "$name/criu-restored: $(grep -o 'ptimer: .*criu restored its.*' "$img/restore.log" | head -n1 | cut -c1-120)"
-			! grep -q 'ptimer: .*POSIX timers restored,' "$img/restore.log" || info "$name: some tasks taken over"
-		else
-			plugin_restored "$name" "$img"
-		fi ;;
-	esac
-	collect "$name"
-}
-
-plugin_restored() {
-	if grep -q 'ptimer: .*POSIX timers restored' "$2/restore.log"; then
-		pass "$1/plugin-restored: $(grep -o 'ptimer: .*POSIX timers restored.*' "$2/restore.log" | head -n1 | cut -c1-120)"
-	else
-		fail "$1/plugin-restored" "no 'ptimer: ... POSIX timers restored' in restore.log: $(logtail "$2/restore.log")"
-	fi
-}
-
-# auto_decision NAME IMG: the restore log says what criu-mode auto decided
-# (at restore: the restoring criu is what counts), and it is what this criu
-# and kernel call for; AUTO_EXACT yes or no.
-auto_decision() {
-	local line want=no
-	line=$(grep -o 'ptimer: criu-mode auto: .*' "$2/restore.log" | head -n1)
-	case $CRIU_VERSION in
-	4.[2-9]* | [5-9].*) "$INST/usr/bin/ptimer" check 2>/dev/null | grep -q '^exact timer IDs.* yes ' && want=yes ;;
-	esac
-	AUTO_EXACT=no
-	case $line in
-	*"restores exact timer IDs itself"*) AUTO_EXACT=yes ;;
-	"") fail "$1/auto-decision" "no 'ptimer: criu-mode auto: ...' in restore.log"; return 1 ;;
-	esac
-	if [ "$AUTO_EXACT" = "$want" ]; then
-		pass "$1/auto-decision (criu $CRIU_VERSION): ${line#ptimer: criu-mode auto: }"
-	else
-		fail "$1/auto-decision" "criu $CRIU_VERSION, exact-ID prctl ${want}: the plugin decided '$line'"
-		return 1
-	fi
-}
 
 # ---- bench -------------------------------------------------------------------
 
@@ -383,17 +227,6 @@ fi
 
 # ---- check -------------------------------------------------------------------
 
-# A timer aimed at a thread that has exited: criu alone fails; the plugin
-# dumps it as SIGEV_NONE with a warning and the restore succeeds.
-case_exited() {
-	scenario exited exited plain || return
-	# criu's own warning tag: "Warn  (FILE:LINE): " (criu's pr_warn)
-	if grep -qE 'Warn  \([a-z_/]+\.c:[0-9]+\): ptimer: .*which is gone; dumping it as SIGEV_NONE' "$W/exited.img/dump.log"; then
-		pass "exited/dump-warns: $(grep -oE 'Warn  \([^)]*\): ptimer: process [0-9]+: timer' "$W/exited.img/dump.log" | head -n1)"
-	else
-		fail "exited/dump-warns" "no 'Warn  (FILE:LINE): ptimer: ... which is gone; dumping it as SIGEV_NONE' in dump.log: $(logtail "$W/exited.img/dump.log")"
-	fi
-}
 # The plugin's settings file (plugin/conf.h), named by PTIMER_CONFIG so that
 # the root's /etc/criu stays untouched: strict from the file refuses the
 # exited-thread timer; the environment overrides the file; a bad value is
@@ -1078,107 +911,6 @@ json.dump(d, open(sys.argv[1], "w"))' "$D/core.json" &&
 # (test/e2e/pending_timer.c, test/e2e/thread_cpu.c): it writes D/criu.pid and
 # D/criu.ready once set up, checks once D/restored appears, and writes its
 # PASS/FAIL lines, named WHAT/..., to D/criu.result, then D/criu.done.
-# program_round NAME PROGRAM WHAT [DUMP-ENV]...: set up, criu dump and
-# restore with the plugin (CHECK_DUMP, when set, is called with the image
-# directory after the dump), its lines named NAME/...  A NAME ending in
-# "alone": criu without the plugin, its verdicts shown as "# criu alone:"
-# lines, not counted.  A NAME with "pidns" in it: the program is pid 1 of
-# a pid namespace of its own (it must write its pid as this /proc shows it).
-CHECK_DUMP=
-program_round() {
-	local name=$1 prog=$2 what=$3 img job plugin=(--libdir "$LIBDIR") wrap=(setsid)
-	shift 3
-	case $name in *alone) plugin=() ;; esac
-	case $name in *pidns*) wrap=(unshare -pf setsid -w) ;; esac
-	D=$W/$name
-	rm -rf "$D" "$D.img"
-	mkdir -p "$D"
-	"${wrap[@]}" "$BLD/test/$prog" criu "$D" >"$D/criu.out" 2>&1 </dev/null &
-	job=$!
-	disown "$job"
-	if ! wait_ready "$D" criu "$job" 60; then
-		fail "$name/start" "$prog criu did not get ready: $(oneline "$D/criu.out")"
-		return 1
-	fi
-	PID=$(cat "$D/criu.pid")
-	img=$D.img
-	dump "$name" "$img" "$@" -- "${plugin[@]}" || { kill_wait "$PID"; return 1; }
-	[ ${#plugin[@]} -gt 0 ] && [ -n "$CHECK_DUMP" ] && "$CHECK_DUMP" "$name" "$img"
-	restore "$img" "${plugin[@]}" -v4 -o restore.log
-	if [ "$RC" -ne 0 ]; then
-		fail "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
-		return 1
-	fi
-	pass "$name/restore (${RTIME} s)"
-	touch "$D/restored"
-	if ! wait_until 600 test -e "$D/criu.done"; then
-		fail "$name/verify" "the restored process wrote no criu.done: $(oneline "$D/criu.out")"
-		[ -n "$RPID" ] && kill_wait "$RPID"
-		return 1
-	fi
-	if [ ${#plugin[@]} -eq 0 ]; then
-		sed -E "s#^(PASS|FAIL|SKIP) $what/#\# criu alone: \1 #" "$D/criu.result"
-	else
-		sed -E "s#^(PASS|FAIL|SKIP) $what/#\1 $H_PREFIX$name/#" "$D/criu.result" | grep -E '^(PASS|FAIL|SKIP) '
-		tally "$D/criu.result"
-	fi
-	[ -n "$RPID" ] && wait_until 100 gone "$RPID"
-	return 0
-}
-
-# Pending expiries (pending_timer): a one-shot, a periodic and a periodic
-# SIGEV_THREAD_ID timer that fired while their real-time signals were
-# blocked, beside a sigqueue() signal.  The plugin records them (dump.log);
-# criu dumps the queued siginfo and queues it again as a plain copy, and the
-# plugin puts each timer's own signal in its place (core/pending.c): the
-# restored process holds one queued signal of each, as at the dump.  criu
-# alone keeps its copy beside the timer's own: the periodic timers' signals
-# come twice.  DUMP-ENV as for scenario.
-pending_recorded() {  # NAME IMG
-	local k
-	k=$(grep -c 'ptimer: .*recorded as a pending expiry' "$2/dump.log")
-	check "$1/plugin-records-3-pending" "$k 'recorded as a pending expiry' lines in dump.log: $(logtail "$2/dump.log")" \
-		test "$k" -eq 3
-}
-case_pending() {  # NAME [DUMP-ENV]...
-	local name=$1
-	shift
-	CHECK_DUMP=pending_recorded program_round "$name" pending_timer pending-expiry "$@"
-}
-
-# Timers on the calling thread's CPU clock (thread_cpu: three burner
-# threads, each with a SIGPROF timer on its own CPU clock, as Go's CPU
-# profiler makes them).  criu creates every timer in one thread; the plugin
-# makes each again in the thread it measures (criu 4.2: native and auto
-# modes) or restores it there itself (takeover, criu 4.1 in auto), and each
-# burner must take SIGPROF at its CPU rate.  criu alone: none.
-case_thread_clock() {  # NAME [DUMP-ENV]...
-	local name=$1
-	shift
-	program_round "$name" thread_cpu thread-clock "$@"
-}
-
-# glibc SIGEV_THREAD (sigev_thread: a 10 ms timer whose callback glibc runs
-# from its helper thread, signal 32 and sival a pointer into the process's
-# memory): through criu, which brings memory and threads along, the
-# callbacks run on, with the plugin and without.
-case_sigev_thread() {  # NAME [DUMP-ENV]...
-	local name=$1
-	shift
-	program_round "$name" sigev_thread sigev-thread "$@"
-}
-
-# Go's CPU profiler (go_profile: three goroutines burning CPU under
-# runtime/pprof, each OS thread with its timer on its own CPU clock): the
-# profile must take samples after the restore at the rate the CPU is used.
-# criu creates all those timers in one thread, which then measures the
-# thread criu restored them from: few or no samples.
-case_go_profile() {  # NAME [DUMP-ENV]...
-	local name=$1
-	shift
-	program_round "$name" go_profile go-profile "$@"
-}
-
 # stress-ng's timer, clock, timerfd and itimer stressors (a tree of five
 # processes: the timer stressor's POSIX timer fires at 1 MHz), checkpointed
 # 1.5 s into a 6 s run and restored: the run must end as it would have,
@@ -1265,50 +997,21 @@ case_stress() {  # NAME [DUMP-ENV]...
 	else fail "$name/run-completes" "$res"; fi
 }
 
-# The sparse sets, the mix of kinds, two threads, the same as pid 1 of its
-# own pid namespace (criu alone fails there: "Can't create posix timer"); a
-# timer of an exited thread; a plugin dump restored without the plugin;
-# native mode (criu restores the timers itself, the plugin verifies them);
-# periodic timers of a few ms (they expire between criu arming them and the
-# plugin's check, and come back reloaded from their interval); the stripped
-# core image.
-CASES=(
-	scenario:stride:stride:plain
-	scenario:takeover-stride:stride:plain:PTIMER_CRIU_MODE=takeover
-	scenario:sparse100k:sparse100k:plain
-	scenario:takeover-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=takeover
+# The cases of test/cases/LIST in the criu flavours (test/lib/driver.sh,
+# test/lib/flavour-criu.sh), then this suite's own: the criu-mode settings
+# and their fallbacks, criu alone on the exited-thread timer, rseq, a
+# plugin dump restored without the plugin (mix's image, a LIST case),
+# user namespaces, the stripped core image, what criu hands a checkpoint to
+# (post-dump copies, lazy pages, pre-dump, page server), pid-namespace
+# leaders that exit, image reuse, concurrent restores, stress-ng.
+mapfile -t CASES < <(drive_words criu criu-takeover criu-strict criu-native criu-pidns criu-alone)
+CASES+=(
 	case_auto_fallback
-	scenario:strict-stride:stride:plain:PTIMER_STRICT=yes
-	scenario:mix:mix:plain
-	scenario:threads:threads:plain
-	scenario:cpuclocks:cpuclocks:plain
-	scenario:threads-pidns:threads:pidns
-	scenario:mix-pidns:mix:pidns
-	case_exited
 	case_conf
 	case_exited_alone
 	case_rseq
 	case_no_plugin
 	userns_tree
-	scenario:native-stride:stride:plain:PTIMER_CRIU_MODE=native
-	scenario:native-sparse100k:sparse100k:plain:PTIMER_CRIU_MODE=native
-	scenario:native-mix:mix:plain:PTIMER_CRIU_MODE=native
-	scenario:native-threads:threads:plain:PTIMER_CRIU_MODE=native
-	scenario:fastperiodic:fastperiodic:plain
-	scenario:native-fastperiodic:fastperiodic:plain:PTIMER_CRIU_MODE=native
-	case_pending:pending
-	case_pending:native-pending:PTIMER_CRIU_MODE=native
-	case_pending:pending-alone
-	case_thread_clock:clock
-	case_thread_clock:native-clock:PTIMER_CRIU_MODE=native
-	case_thread_clock:takeover-clock:PTIMER_CRIU_MODE=takeover
-	case_thread_clock:clock-alone
-	case_sigev_thread:sigev-thread
-	case_sigev_thread:sigev-thread-alone
-	case_go_profile:go-profile
-	case_go_profile:native-go-profile:PTIMER_CRIU_MODE=native
-	case_go_profile:go-profile-alone
-	case_go_profile:go-profile-pidns
 	case_stress:stress
 	case_stress:native-stress:PTIMER_CRIU_MODE=native
 	case_stress:stress-alone

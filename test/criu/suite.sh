@@ -54,10 +54,12 @@ trap 'exit 130' INT TERM HUP
 ensure_roots "$TMP" "" "${suites[@]}"
 pack_tree "$top" "$TMP/src.tar" || { fail criu/source "cannot pack the work tree"; totals criu; exit 1; }
 
-# A copy of test/criu and test/lib/harness.sh: bash reads scripts as it runs
-# them, so editing the work tree during a run must not change the running one.
+# A copy of test/criu, test/lib (the harness, the case driver and its criu
+# flavours) and test/cases: bash reads scripts as it runs them, so editing
+# the work tree during a run must not change the running one.
 cp -r "$here" "$TMP/criu-scripts"
-cp "$top/test/lib/harness.sh" "$TMP/criu-scripts/harness.sh"
+cp "$top"/test/lib/*.sh "$TMP/criu-scripts/"
+cp -r "$top/test/cases" "$TMP/criu-scripts/cases"
 
 plan "${#suites[@]}"
 k=0

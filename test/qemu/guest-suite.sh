@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: MIT
 #
 # test/qemu/guest-suite.sh - ptimer end to end inside one guest kernel of the
-# matrix (test/qemu/matrix.sh), under busybox sh.  A compact test/e2e.sh: the
-# same zdtm_timers setup/verify roles (setup creates the timers, ptimer dump,
-# the process is killed, a fresh verify process gets ptimer restore and checks
-# every timer itself), every restore with --mode auto unless it says linear.
+# matrix (test/qemu/matrix.sh), under busybox sh: test/cases/LIST's rounds in
+# the guest flavours (guest: --mode auto; guest-linear where the kernel has
+# the exact-ID prctl) through the case driver (test/lib/driver.sh), then the
+# guest's own cases: images written as JSON (a counter at 5, the sparse
+# sets, the far-ID timers) restored into an empty target and checked by
+# /proc and by a second dump.
 #
 # Output lines (to stdout, the serial console):
 #   1..N                                             the plan: N cases
@@ -20,8 +22,8 @@
 # SPARSE_MAX (the largest ID of the sparse set; 100000), FAR_ID (the far-ID
 # case's first ID, the second is twice it; 1000000: test/qemu/matrix.sh
 # sizes it down on guests that TCG emulates slowly, arm64).  Needs root.
-# test/lib/harness.sh is $PTIMER_DIR/harness.sh (test/qemu/initramfs.sh puts
-# it there).
+# test/lib/harness.sh and driver.sh, and test/cases, are in $PTIMER_DIR
+# (test/qemu/initramfs.sh puts them there).
 set -u
 D=${PTIMER_DIR:-/ptimer}
 PT=$D/ptimer
@@ -36,64 +38,8 @@ H_CLOCK="$KP now"
 # one CPU: look less often than on the host, each look takes it from the target
 H_POLL=0.05
 . "$D/harness.sh"
-
-# timeline NAME T0 T1 RESTORE-OUT: "TIME NAME WALL-S PTIMER-MS MODE"; the last
-# two from ptimer's "...: linear mode, 440.926 ms (...)" line
-timeline() {
-	echo "TIME $1 $(elapsed "$2" "$3") $(sed -n 's/.*: \([A-Za-z-]*\) mode, \([0-9.]*\) ms.*/\2 \1/p' "$4" | head -1)"
-}
-
-# tidmap DIR: --tid-map for every thread but the leader, setup -> verify
-tidmap() {
-	paste "$1/setup.tids" "$1/verify.tids" | awk 'NR > 1 && $1 && $2 { printf " --tid-map %s=%s", $1, $2 }'
-}
-
-# scenario SC MODE: setup, dump, kill, verify, restore --mode MODE
-scenario() {
-	local sc=$1 mode=$2 label="$1.$2" dir="$T/$1.$2" spid vpid t0 t1 map rc
-	mkdir -p "$dir"
-	start_role setup "$sc" "$dir"
-	spid=$ROLE_PID
-	if ! wait_ready "$dir" setup "$spid" 120; then
-		wait "$spid" 2>/dev/null
-		rc=$?
-		if [ "$rc" -eq 4 ]; then
-			skip "$label" "$(oneline "$dir/setup.out")"
-		else
-			fail "$label/setup" "zdtm_timers setup exited $rc: $(oneline "$dir/setup.out")"
-		fi
-		return
-	fi
-	ptimer_run "$dir/dump.out" 120 dump -t "$spid" -D "$dir"
-	if [ "$PT_RC" -ne 0 ] || [ ! -f "$dir/ptimers-$spid.img" ]; then
-		fail "$label/dump" "ptimer dump -t $spid: exit $PT_RC: $(oneline "$dir/dump.out.err")"
-		reap "$spid"
-		return
-	fi
-	pass "$label/dump"
-	reap "$spid"
-	start_role verify "$sc" "$dir" "$label"
-	vpid=$ROLE_PID
-	if ! wait_ready "$dir" verify "$vpid" 60; then
-		fail "$label/verify-start" "$(oneline "$dir/verify.out")"
-		reap "$vpid"
-		return
-	fi
-	map=$(tidmap "$dir")
-	t0=$(now)
-	# shellcheck disable=SC2086
-	ptimer_run "$dir/restore.out" 300 restore -t "$vpid" -D "$dir" --mode "$mode" $map
-	t1=$(now)
-	if [ "$PT_RC" -ne 0 ]; then
-		fail "$label/restore" "ptimer restore -t $vpid --mode $mode$map: exit $PT_RC: $(oneline "$dir/restore.out.err")"
-		reap "$vpid"
-		return
-	fi
-	pass "$label/restore"
-	timeline "$label" "$t0" "$t1" "$dir/restore.out"
-	info "$label: $(oneline "$dir/restore.out") | stderr: $(oneline "$dir/restore.out.err" | cut -c1-200)"
-	finish_verify "$dir" "$vpid"
-}
+DRIVE_CASES=$D/cases DRIVE_BIN=$D DRIVE_W=$T DRIVE_TIME=1
+. "$D/driver.sh"
 
 # encode NAME DIR JSON-FILE: DIR/ptimers-4242.img from the JSON
 encode() {
@@ -288,7 +234,7 @@ check_restored() {
 # 2 * FAR_ID, the same two timers otherwise) the target is an empty one and
 # the timers are checked as the sparse set's are (check_restored).
 case_sparse_million() {
-	local name=sparse.auto dir="$T/sparse-million" vpid t0 t1 far2=$((FAR_ID * 2)) role=sparse
+	local name=sparse-million.auto dir="$T/sparse-million" vpid t0 t1 far2=$((FAR_ID * 2)) role=sparse
 	mkdir -p "$dir"
 	{
 		printf '{"version":1,"pid":4242,"timers":['
@@ -360,14 +306,14 @@ case_check() {
 		fail "check/prctl-agrees" "ptimer check says '$(grep 'exact timer IDs' "$T/check" | tr -s ' ')', kprobe: $(grep prctl77 "$T/features")"
 }
 
-# the cases, as run_cases (test/lib/harness.sh) takes them
-set -- case_check scenario:mix:auto scenario:threads:auto case_thread_no_map scenario:dense:auto
-[ "$EXACT" = 1 ] && set -- "$@" scenario:mix:linear
-if [ "$EXACT" = 1 ]; then
-	set -- "$@" scenario:sparse:auto
-else
-	set -- "$@" case_sparse_million
-fi
+# test/cases/LIST's rounds in the flavours a guest offers (guest; and
+# guest-linear where the exact-ID prctl makes linear mode a choice, not the
+# only way), then the guest's own cases, as run_cases takes them
+flavours=guest
+[ "$EXACT" = 1 ] && flavours="guest guest-linear"
+# shellcheck disable=SC2046
+set -- case_check $(drive_words $flavours) case_thread_no_map
+[ "$EXACT" = 1 ] || set -- "$@" case_sparse_million
 set -- "$@" "case_sparse:auto:$SPARSE_MAX:64"
 [ "$EXACT" = 1 ] && set -- "$@" "case_sparse:linear:$SPARSE_MAX:64"
 set -- "$@" case_counter:auto case_counter:linear case_counter_reachable

@@ -42,7 +42,8 @@ for a in $applets; do
 done
 ln -sf ../bin/busybox "$S/sbin/poweroff"
 cp "$HERE/init" "$S/init"
-cp "$HERE/guest-suite.sh" "$HERE/../lib/harness.sh" "$S/ptimer/"
+cp "$HERE/guest-suite.sh" "$HERE/../lib/harness.sh" "$HERE/../lib/driver.sh" "$S/ptimer/"
+cp -r "$HERE/../cases" "$S/ptimer/cases"
 chmod 755 "$S/init"
 
 # put LIB (a path on the host) at GUEST-PATH

@@ -184,8 +184,8 @@ if wait_ready "$d" setup "$sjob" 60; then
 	vjob=$ROLE_PID
 	if [ "$PT_RC" -eq 0 ] && wait_ready "$d" verify "$vjob" 60; then
 		vpid=$(cat "$d/verify.pid")
-		tid_map_args "$d"
-		ptimer_run "$d/restore.out" 60 restore -t "$vpid" "${TIDMAP[@]}" "$d/ptimers-$spid.img"
+		# shellcheck disable=SC2046
+		ptimer_run "$d/restore.out" 60 restore -t "$vpid" $(tidmap "$d") "$d/ptimers-$spid.img"
 		check "restore-file/exit-0" "ptimer restore -t $vpid FILE: exit $PT_RC: $(oneline "$d/restore.out.err")" [ "$PT_RC" -eq 0 ]
 		finish_verify "$d" "$vjob"
 	else

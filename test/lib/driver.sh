@@ -1,0 +1,306 @@
+# SPDX-License-Identifier: MIT
+#
+# test/lib/driver.sh - the one driver of ptimer's checkpoint/restore cases,
+# in the manner of CRIU's zdtm: a case is a program that sets itself up,
+# says it is ready, waits to be checkpointed and restored, and checks
+# itself; a flavour says only how the checkpoint is taken and where.  POSIX
+# sh (bash on the host and in the Debian roots, busybox sh in the qemu
+# guests), sourced after test/lib/harness.sh.
+#
+# The cases: test/cases/LIST, one line a case, "NAME FLAVOUR...", the
+# flavours it runs in; test/cases/NAME says what the case runs (below).
+# An environment prepares itself, sets the DRIVE_* variables and asks for
+# the flavours it offers; every case of LIST that names one of them runs in
+# it, in LIST's order:
+#
+#   drive_words FLAVOUR...    "drive:CASE:FLAVOUR" words, for run_cases
+#   drive CASE FLAVOUR        one round: PASS/FAIL/SKIP lines
+#
+# Flavours (the label each check's name starts with, in brackets):
+#   ptimer          ptimer dump of the running program (setup role), the
+#                   process killed, ptimer restore --mode auto into a fresh
+#                   one (verify role), which checks itself [CASE.auto]
+#   ptimer-exact    the same, --mode exact [CASE.exact]
+#   ptimer-linear   the same, --mode linear [CASE.linear]
+#   ptimer-pidns    ptimer, both processes pid 1 of a pid namespace of
+#                   their own, no tid map [CASE.auto.pidns]
+#   guest, guest-linear   ptimer and ptimer-linear in a qemu guest
+#                   (test/qemu/guest-suite.sh) [CASE.auto, CASE.linear]
+#   criu            criu dump + criu restore with the plugin (criu-mode
+#                   auto), the program's criu role checks itself [CASE]
+#   criu-native, criu-takeover   the plugin in that criu-mode
+#                   [native-CASE, takeover-CASE]
+#   criu-strict     PTIMER_STRICT=yes [strict-CASE]
+#   criu-pidns      criu, the program pid 1 of its own pid namespace
+#                   [CASE-pidns]
+#   criu-alone      criu without the plugin: dump and restore are checked,
+#                   the program's own lines are shown as "# criu alone:"
+#                   notes, not counted [CASE-alone]
+# The criu flavours are in test/lib/flavour-criu.sh (bash), which the criu
+# environment sources.
+#
+# A case file (sourced; every variable is reset first):
+#   CASE_PROG       the program, in DRIVE_BIN (zdtm_timers)
+#   CASE_ARGS       words after the role (zdtm_timers: the scenario)
+#   CASE_TAG        the program's own prefix of its check names, replaced
+#                   by the label; empty: the program takes the label as its
+#                   last argument (zdtm_timers)
+#   CASE_SETUP, CASE_VERIFY   the roles of the ptimer flavours (setup,
+#                   verify); the criu flavours use the role "criu"
+#   CASE_PAIRS=yes  a linear restore announces its create/delete pairs
+#                   and shows progress (the sparse set)
+#   CASE_SAME_TIMERS=no   /proc/PID/timers is not expected the same
+#                   before the dump and after a criu restore (a timer of
+#                   an exited thread comes back as SIGEV_NONE)
+#   case_criu_dump LABEL IMG   optional: more checks of a criu dump with
+#                   the plugin (IMG/dump.log)
+# The role protocol (test/e2e/zdtm_timers.c): the program writes
+# DIR/ROLE.pid, DIR/ROLE.tids (ptimer roles) and then DIR/ROLE.ready; exit
+# 4 before ready is a SKIP (the kernel lacks something); once DIR/restored
+# exists it checks itself and prints PASS/FAIL/SKIP lines (verify role: on
+# stdout; criu role: to DIR/criu.result, then DIR/criu.done).
+#
+# The environment sets: DRIVE_CASES (the case files), DRIVE_BIN (the test
+# programs), DRIVE_W (scratch: a round works in DRIVE_W/LABEL), PT (ptimer,
+# for the ptimer flavours); DRIVE_TIME=1 prints "TIME LABEL WALL-S
+# PTIMER-MS MODE" after each ptimer restore (the kernel matrix's table).
+
+DRIVE_TIME=${DRIVE_TIME:-0}
+
+# case_load NAME: reset the CASE_* variables, then read DRIVE_CASES/NAME;
+# status 1 when there is no such case.
+case_load() {
+	CASE_NAME=$1 CASE_PROG=zdtm_timers CASE_ARGS= CASE_TAG= CASE_SETUP=setup CASE_VERIFY=verify
+	CASE_PAIRS=no CASE_SAME_TIMERS=yes
+	unset -f case_criu_dump 2>/dev/null
+	[ -f "$DRIVE_CASES/$1" ] || return 1
+	. "$DRIVE_CASES/$1"
+}
+
+# drive_words FLAVOUR...: "drive:CASE:FLAVOUR" for every case of LIST and
+# every FLAVOUR given that its line names, case by case in LIST's order;
+# PTIMER_CASES="NAME..." (in the environment): those cases only.
+drive_words() {
+	awk -v want=" $* " -v only=" ${PTIMER_CASES:-} " '
+		/^[ \t]*(#|$)/ { next }
+		only != "  " && !index(only, " " $1 " ") { next }
+		{ for (i = 2; i <= NF; i++) if (index(want, " " $i " ")) print "drive:" $1 ":" $i }' \
+		"$DRIVE_CASES/LIST"
+}
+
+# drive CASE FLAVOUR: one round of CASE in FLAVOUR.
+drive() {
+	if ! case_load "$1"; then
+		fail "$1" "no case file $DRIVE_CASES/$1"
+		return 1
+	fi
+	case $2 in
+	ptimer) fl_ptimer "$1.auto" auto "" ;;
+	ptimer-exact) fl_ptimer "$1.exact" exact "" ;;
+	ptimer-linear) fl_ptimer "$1.linear" linear "" ;;
+	ptimer-pidns) fl_ptimer "$1.auto.pidns" auto pidns ;;
+	guest) fl_ptimer "$1.auto" auto "" ;;
+	guest-linear) fl_ptimer "$1.linear" linear "" ;;
+	criu | criu-*)
+		if command -v fl_criu >/dev/null 2>&1; then
+			fl_criu "$1" "$2"
+		else
+			fail "$1/$2" "the criu flavours need test/lib/flavour-criu.sh"
+		fi ;;
+	*) fail "$1/$2" "no flavour '$2' (test/lib/driver.sh)" ;;
+	esac
+}
+
+# drive_start ROLE DIR [LABEL]: DRIVE_BIN/CASE_PROG ROLE CASE_ARGS DIR
+# [LABEL] in the background (start_role's ROLE_WRAP and ROLE_CWD), output in
+# DIR/ROLE.out; its pid in ROLE_PID (bg_add'ed).  LABEL goes only to a
+# program without a CASE_TAG.
+drive_start() {
+	set -- "$1" "$2" "${3:-}"
+	[ -n "$CASE_TAG" ] && set -- "$1" "$2" ""
+	# shellcheck disable=SC2086
+	(cd "${ROLE_CWD:-.}" && exec ${ROLE_WRAP:-} "$DRIVE_BIN/$CASE_PROG" "$1" $CASE_ARGS "$2" ${3:+"$3"}) \
+		>"$2/$1.out" 2>&1 </dev/null &
+	ROLE_PID=$!
+	bg_add "$ROLE_PID"
+}
+
+# drive_ready LABEL DIR ROLE JOB: wait for DIR/ROLE.ready (120 s); a setup
+# that exits 4 is a SKIP (the kernel lacks what the case needs), another
+# end a FAIL LABEL/setup.  Status 1 unless ready.
+drive_ready() {
+	wait_ready "$2" "$3" "$4" 120 && return 0
+	wait "$4" 2>/dev/null
+	_d_rc=$?
+	if [ "$_d_rc" -eq 4 ]; then
+		skip "$1" "$(oneline "$2/$3.out")"
+	else
+		fail "$1/setup" "$CASE_PROG $3 $CASE_ARGS exited $_d_rc: $(oneline "$2/$3.out")"
+	fi
+	return 1
+}
+
+# drive_lines FILE LABEL [TAG]: FILE's PASS/FAIL/SKIP lines, printed and
+# counted; with TAG (a program's own prefix, CASE_TAG), TAG/ replaced by
+# H_PREFIX LABEL/.
+drive_lines() {
+	if [ -n "${3:-}" ]; then
+		sed -E "s#^(PASS|FAIL|SKIP) $3/#\\1 $H_PREFIX$2/#" "$1" | grep -E '^(PASS|FAIL|SKIP) ' >"$1.lines"
+	else
+		grep -E '^(PASS|FAIL|SKIP) ' "$1" >"$1.lines"
+	fi
+	cat "$1.lines"
+	tally "$1.lines"
+}
+
+# ---- what the ptimer flavours look at ----------------------------------------
+
+# ids_of_json FILE: the timer IDs of a `ptimer show --json`, sorted, one line.
+ids_of_json() { grep -oE '"id" *: *-?[0-9]+' "$1" | grep -oE -- '-?[0-9]+' | sort -n | tr '\n' ' '; }
+
+# snapshot PID FILE-PREFIX: maps and timers of a process, for "untouched".
+snapshot() {
+	cat "/proc/$1/maps" >"$2.maps"
+	cat "/proc/$1/timers" >"$2.timers"
+}
+
+# untouched NAME PID FILE-PREFIX: maps and timers as in the snapshot, running.
+untouched() {
+	cat "/proc/$2/maps" >"$3.maps.after"
+	cat "/proc/$2/timers" >"$3.timers.after"
+	if ! cmp -s "$3.maps" "$3.maps.after"; then
+		fail "$1-maps-unchanged" "/proc/$2/maps changed: $(diff "$3.maps" "$3.maps.after" | grep '^[<>]' | head -n 3 | tr '\n' ' ')"
+	else
+		pass "$1-maps-unchanged"
+	fi
+	if ! cmp -s "$3.timers" "$3.timers.after"; then
+		fail "$1-timers-unchanged" "/proc/$2/timers changed: $(grep -c '^ID:' "$3.timers") timers before, $(grep -c '^ID:' "$3.timers.after") after; first new: $(diff "$3.timers" "$3.timers.after" | grep '^>' | head -n 2 | tr '\n' ' ')"
+	else
+		pass "$1-timers-unchanged"
+	fi
+	if _d_why=$(not_stopped "$2"); then pass "$1-not-stopped"; else fail "$1-not-stopped" "$_d_why"; fi
+}
+
+# tidmap DIR: --tid-map for every thread but the leader, setup -> verify
+# (DIR/setup.tids and DIR/verify.tids, one tid a line, leader first).
+tidmap() {
+	paste "$1/setup.tids" "$1/verify.tids" | awk 'NR > 1 && $1 && $2 { printf " --tid-map %s=%s", $1, $2 }'
+}
+
+# show_roundtrip LABEL DIR IMG SRC-TIMERS: `ptimer show --json` of DIR names
+# the timers /proc named (SRC-TIMERS), and `ptimer encode` of that JSON
+# gives the image back (the same bytes, or the same show --json).
+show_roundtrip() {
+	mkdir -p "$2/rt"
+	ptimer_run "$2/rt/show.json" 60 show "$2" --json
+	if [ "$PT_RC" -ne 0 ]; then
+		fail "$1/show-json" "ptimer show $2 --json: exit $PT_RC: $(oneline "$2/rt/show.json.err")"
+		return
+	fi
+	_d_want=$(ids_of_proc "$4")
+	_d_got=$(ids_of_json "$2/rt/show.json")
+	check "$1/show-json-ids" "ids in show --json differ from /proc's: got '$(echo "$_d_got" | cut -c1-120)', want '$(echo "$_d_want" | cut -c1-120)'" \
+		[ "$_d_got" = "$_d_want" ]
+	ptimer_run "$2/rt/encode.out" 60 encode -i "$2/rt/show.json" -o "$2/rt/re.img"
+	if [ "$PT_RC" -ne 0 ]; then
+		fail "$1/encode-roundtrip" "ptimer encode -i show.json: exit $PT_RC: $(oneline "$2/rt/encode.out.err")"
+	elif cmp -s "$3" "$2/rt/re.img"; then
+		pass "$1/encode-roundtrip"
+	else
+		ptimer_run "$2/rt/show2.json" 60 show "$2/rt/re.img" --json
+		if cmp -s "$2/rt/show.json" "$2/rt/show2.json"; then
+			pass "$1/encode-roundtrip"
+			info "$1: re-encoded image differs in bytes, show --json identical"
+		else
+			fail "$1/encode-roundtrip" "show --json of the re-encoded image differs: $(diff "$2/rt/show.json" "$2/rt/show2.json" | head -n 4 | tr '\n' ' ')"
+		fi
+	fi
+	rm -f "$2/rt/re.img"
+}
+
+# timeline LABEL T0 T1 RESTORE-OUT: "TIME LABEL WALL-S PTIMER-MS MODE", the
+# last two from ptimer's "...: linear mode, 440.926 ms (...)" line.
+timeline() {
+	echo "TIME $1 $(elapsed "$2" "$3") $(sed -n 's/.*: \([A-Za-z-]*\) mode, \([0-9.]*\) ms.*/\2 \1/p' "$4" | head -n 1)"
+}
+
+# pairs_shown LABEL DIR T0 T1: a linear restore says its cost (the number
+# of create/delete pairs) on its first line and, when it lasts longer than
+# ptimer's 3 s progress interval (core/restore.c), shows progress (NN%).
+pairs_shown() {
+	check "$1/announces-pairs" "the first line on stderr does not give the number of create/delete pairs: $(head -n 1 "$2/restore.out.err" | cut -c1-200)" \
+		grep -q pairs "$2/restore.out.err.1"
+	if grep -q '[0-9]%' "$2/restore.out.err"; then
+		pass "$1/shows-progress"
+	elif awk -v a="$3" -v b="$4" 'BEGIN { exit !(b - a < 4) }'; then
+		skip "$1/shows-progress" "the restore took $(elapsed "$3" "$4") s, under the 3 s progress interval"
+	else
+		fail "$1/shows-progress" "the restore took $(elapsed "$3" "$4") s, no NN% on stderr: $(oneline "$2/restore.out.err")"
+	fi
+}
+
+# ---- the ptimer flavours ------------------------------------------------------
+
+# fl_ptimer LABEL MODE [pidns]: the case's setup role, ptimer dump (the
+# source untouched, the image what /proc said and what show --json |
+# encode gives back), the process killed, a fresh verify role, ptimer
+# restore --mode MODE into it (tids mapped; none in pid namespaces, where
+# both have tids 1, 2, ...: cases/README.md pidns-leader-tid), the target
+# not left stopped, then the verify role's own checks.
+fl_ptimer() {
+	local label=$1 mode=$2 ns=$3 dir="$DRIVE_W/$1" spid vpid sjob vjob img t0 t1 map ROLE_WRAP=
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	# /proc stays the parent's: ROLE_PID is unshare's pid, to wait for;
+	# DIR/ROLE.pid has the process's pid as this /proc sees it
+	[ "$ns" = pidns ] && ROLE_WRAP="unshare -pf"
+	drive_start "$CASE_SETUP" "$dir"
+	sjob=$ROLE_PID
+	drive_ready "$label" "$dir" "$CASE_SETUP" "$sjob" || return
+	spid=$(cat "$dir/$CASE_SETUP.pid")
+	snapshot "$spid" "$dir/src"
+
+	t0=$(now)
+	ptimer_run "$dir/dump.out" 120 dump -t "$spid" -D "$dir"
+	t1=$(now)
+	img="$dir/ptimers-$spid.img"
+	[ "$ns" = pidns ] && img="$dir/ptimers-1.img"
+	if [ "$PT_RC" -ne 0 ] || [ ! -f "$img" ]; then
+		fail "$label/dump" "ptimer dump -t $spid -D $dir: exit $PT_RC, image $([ -f "$img" ] && echo present || echo missing): $(oneline "$dir/dump.out.err")"
+		reap "$spid" "$sjob"
+		return
+	fi
+	pass "$label/dump"
+	info "$label: dump $(elapsed "$t0" "$t1") s: $(oneline "$dir/dump.out")"
+	# dumping leaves the process as it was: running, same maps, same timers
+	untouched "$label/dump-source" "$spid" "$dir/src"
+	show_roundtrip "$label" "$dir" "$img" "$dir/src.timers"
+	reap "$spid" "$sjob"
+
+	drive_start "$CASE_VERIFY" "$dir" "$H_PREFIX$label"
+	vjob=$ROLE_PID
+	if ! wait_ready "$dir" "$CASE_VERIFY" "$vjob" 60; then
+		fail "$label/verify-start" "$CASE_PROG $CASE_VERIFY did not get ready: $(oneline "$dir/$CASE_VERIFY.out")"
+		reap "$vjob"
+		return
+	fi
+	vpid=$(cat "$dir/$CASE_VERIFY.pid")
+	map=
+	[ "$ns" = pidns ] || map=$(tidmap "$dir")
+	t0=$(now)
+	# shellcheck disable=SC2086
+	ptimer_run "$dir/restore.out" 300 restore -t "$vpid" -D "$dir" --mode "$mode" $map
+	t1=$(now)
+	head -n 1 "$dir/restore.out.err" >"$dir/restore.out.err.1"
+	if [ "$PT_RC" -ne 0 ]; then
+		fail "$label/restore" "ptimer restore -t $vpid -D $dir --mode $mode$map: exit $PT_RC: $(oneline "$dir/restore.out.err")"
+		reap "$vpid" "$vjob"
+		return
+	fi
+	pass "$label/restore"
+	info "$label: restore $(elapsed "$t0" "$t1") s: $(oneline "$dir/restore.out") | stderr: $(oneline "$dir/restore.out.err" 200)"
+	[ "$DRIVE_TIME" = 1 ] && timeline "$label" "$t0" "$t1" "$dir/restore.out"
+	if _d_why=$(not_stopped "$vpid"); then pass "$label/target-not-stopped"; else fail "$label/target-not-stopped" "$_d_why"; fi
+	[ "$mode" = linear ] && [ "$CASE_PAIRS" = yes ] && pairs_shown "$label" "$dir" "$t0" "$t1"
+	finish_verify "$dir" "$vjob"
+}

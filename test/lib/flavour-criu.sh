@@ -1,0 +1,211 @@
+# SPDX-License-Identifier: MIT
+#
+# test/lib/flavour-criu.sh - the criu flavours of the case driver
+# (test/lib/driver.sh), and the criu steps the criu suite's own cases share.
+# bash; sourced by test/criu/suite-inner.sh after harness.sh and driver.sh,
+# inside a Debian root with a real criu.  Needs: W (scratch), P (the label
+# prefix, criu-SUITE), ZT (zdtm_timers), INST (where ptimer is installed),
+# LIBDIR (criu's plugin directory with ptimer_plugin.so), CRIU_TIMEOUT (s),
+# CRIU_VERSION.
+#
+#   fl_criu CASE FLAVOUR   one round (driver.sh lists the flavours): the
+#                          case's criu role started (setsid; criu-pidns:
+#                          pid 1 of its own pid namespace), criu dump,
+#                          criu restore -d, the plugin's log lines for the
+#                          criu-mode, /proc/PID/timers before the dump
+#                          against after the restore, then the program's
+#                          own checks once DIR/restored exists.
+
+gone() { [ ! -e "/proc/$1" ] || [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+kill_wait() { kill -KILL "$1" 2>/dev/null; wait_until 100 gone "$1"; }
+
+# start NAME ROLE SCENARIO KIND: zdtm_timers ROLE in $W/NAME (KIND plain:
+# setsid; pidns: pid 1 of its own pid namespace, `unshare -pf setsid -w`, no
+# --mount-proc).  Sets PID (as this /proc shows it) and D.
+start() {
+	local name=$1 role=$2 sc=$3 kind=$4 ROLE_WRAP=setsid ROLE_CWD=/
+	D=$W/$name
+	rm -rf "$D" "$D.img"
+	mkdir -p "$D"
+	[ "$kind" = pidns ] && ROLE_WRAP="unshare -pf setsid -w"
+	start_role "$role" "$sc" "$D" "$P/$name"
+	disown "$ROLE_PID"
+	if ! wait_ready "$D" "$role" "$ROLE_PID" 60; then
+		fail "$name/start" "zdtm_timers $role $sc did not get ready: $(oneline "$D/$role.out")"
+		return 1
+	fi
+	PID=$(cat "$D/$role.pid")
+}
+
+# dump NAME IMG [ENV=V]... [-- CRIU-ARGS]: criu dump -t $PID with the plugin;
+# DTIME set (seconds).
+dump() {
+	local name=$1 img=$2 envs=() rc t0
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+	[ "${1:-}" = -- ] && shift
+	rm -rf "$img"
+	mkdir -p "$img"
+	t0=$EPOCHREALTIME
+	env "${envs[@]}" timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$PID" -D "$img" -v4 -o dump.log "$@" \
+		>"$img/dump.out" 2>&1
+	rc=$?
+	DTIME=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+	if [ "$rc" -ne 0 ]; then
+		fail "$name/dump" "criu dump exit $rc: $(logtail "$img/dump.log")"
+		return 1
+	fi
+	case " $* " in *" --leave-running "*) return 0 ;; esac
+	wait_until 100 gone "$PID" || { fail "$name/dump" "pid $PID still there after criu dump"; return 1; }
+}
+
+# restore IMG [CRIU-ARGS]: criu restore -d; RC, RPID, RTIME set.
+restore() {
+	local img=$1 t0
+	shift
+	rm -f "$img/restored.pid"
+	t0=$EPOCHREALTIME
+	timeout -s KILL "$CRIU_TIMEOUT" criu restore -D "$img" -d --pidfile "$img/restored.pid" "$@" \
+		>"$img/restore.out" 2>&1
+	RC=$?
+	RTIME=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+	RPID=$(cat "$img/restored.pid" 2>/dev/null)
+}
+
+# collect NAME [ALONE [TAG]]: let the restored criu role check itself; print
+# and count its lines (drive_lines: TAG/ replaced by NAME/).  ALONE not
+# empty (criu without the plugin): the lines only shown, as "# criu alone:"
+# notes.
+collect() {
+	local name=$1 alone=${2:-} tag=${3:-}
+	touch "$D/restored"
+	if ! wait_until 600 test -e "$D/criu.done"; then
+		fail "$name/verify" "the restored process wrote no criu.done: $(oneline "$D/criu.out")"
+		[ -n "$RPID" ] && kill_wait "$RPID"
+		return 1
+	fi
+	if [ -n "$alone" ]; then
+		sed -nE 's#^(PASS|FAIL|SKIP) #\# criu alone: \1 #p' "$D/criu.result"
+	else
+		drive_lines "$D/criu.result" "$name" "$tag"
+	fi
+	[ -n "$RPID" ] && wait_until 100 gone "$RPID"
+	return 0
+}
+
+# proc_timers PID: the process's timers as /proc/PID/timers shows them, one
+# "ID SIGNAL NOTIFY CLOCKID" line a timer, sorted by ID.
+proc_timers() {
+	awk '/^ID:/ { id = $2 } /^signal:/ { s = $2 } /^notify:/ { n = $2 }
+		/^ClockID:/ { print id, s, n, $2 }' "/proc/$1/timers" | sort -n
+}
+
+# fl_criu CASE FLAVOUR: the round of driver.sh's criu flavours.  The round
+# works in $W/LABEL, the image in $W/LABEL.img (a later case may restore it
+# again: case_no_plugin takes mix's).
+fl_criu() {
+	local c=$1 fl=$2 name=$1 kind=plain alone= envs= img job plugin
+	case $fl in
+	criu) ;;
+	criu-native) name=native-$c envs=PTIMER_CRIU_MODE=native ;;
+	criu-takeover) name=takeover-$c envs=PTIMER_CRIU_MODE=takeover ;;
+	criu-strict) name=strict-$c envs=PTIMER_STRICT=yes ;;
+	criu-pidns) name=$c-pidns kind=pidns ;;
+	criu-alone) name=$c-alone alone=1 ;;
+	*) fail "$c/$fl" "no criu flavour '$fl' (test/lib/driver.sh)"; return 1 ;;
+	esac
+	plugin="--libdir $LIBDIR"
+	[ -n "$alone" ] && plugin=
+	D=$W/$name
+	rm -rf "$D" "$D.img"
+	mkdir -p "$D"
+	local ROLE_CWD=/ ROLE_WRAP=setsid
+	[ "$kind" = pidns ] && ROLE_WRAP="unshare -pf setsid -w"
+	drive_start criu "$D" "$P/$name"
+	job=$ROLE_PID
+	disown "$job"
+	if ! wait_ready "$D" criu "$job" 60; then
+		fail "$name/start" "$CASE_PROG criu $CASE_ARGS did not get ready: $(oneline "$D/criu.out")"
+		return 1
+	fi
+	PID=$(cat "$D/criu.pid")
+	img=$D.img
+	rm -f "$D/timers.before"
+	[ "$kind" = plain ] && [ -z "$alone" ] && [ "$CASE_SAME_TIMERS" = yes ] && proc_timers "$PID" >"$D/timers.before"
+	# shellcheck disable=SC2086
+	dump "$name" "$img" $envs -- $plugin || { kill_wait "$PID"; return 1; }
+	[ -z "$alone" ] && command -v case_criu_dump >/dev/null && case_criu_dump "$name" "$img"
+	# shellcheck disable=SC2086
+	restore "$img" $plugin -v4 -o restore.log
+	if [ "$RC" -ne 0 ]; then
+		fail "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
+		return 1
+	fi
+	pass "$name/restore (${RTIME} s; dump ${DTIME} s)"
+	if [ -s "$D/timers.before" ]; then
+		proc_timers "$RPID" >"$D/timers.after"
+		if cmp -s "$D/timers.before" "$D/timers.after"; then
+			pass "$name/proc-timers: /proc/PID/timers the same before the dump and after the restore ($(wc -l <"$D/timers.after") timers)"
+		else
+			fail "$name/proc-timers" "/proc/PID/timers differ after the restore: $(diff "$D/timers.before" "$D/timers.after" | grep '^[<>]' | head -n 4 | tr '\n' ' ')"
+		fi
+	fi
+	[ -z "$alone" ] && { plugin_log "$name" "$img" "$envs" || return 1; }
+	collect "$name" "$alone" "$CASE_TAG"
+}
+
+# plugin_log NAME IMG ENVS: the plugin's restore line for its criu-mode.
+plugin_log() {
+	case " $3 " in
+	*PTIMER_CRIU_MODE=native*)
+		if grep -q 'ptimer: .*criu restored match the image' "$2/restore.log"; then
+			pass "$1/plugin-verified"
+		else
+			fail "$1/plugin-verified" "no 'ptimer: ... match the image' in restore.log: $(logtail "$2/restore.log")"
+		fi ;;
+	*PTIMER_CRIU_MODE=takeover*)
+		plugin_restored "$1" "$2" ;;
+	*)
+		# criu-mode auto (the default): criu 4.2 on a kernel with the
+		# exact-ID prctl restores what it saved right; the rest, and
+		# everything under 4.1, is ptimer's
+		auto_decision "$1" "$2" || return 1
+		if [ "$AUTO_EXACT" = yes ] && grep -q 'ptimer: .*criu restored its [0-9]* POSIX timers (criu-mode auto)' "$2/restore.log"; then
+			pass "$1/criu-restored: $(grep -o 'ptimer: .*criu restored its.*' "$2/restore.log" | head -n1 | cut -c1-120)"
+			! grep -q 'ptimer: .*POSIX timers restored,' "$2/restore.log" || info "$1: some tasks taken over"
+		else
+			plugin_restored "$1" "$2"
+		fi ;;
+	esac
+}
+
+plugin_restored() {
+	if grep -q 'ptimer: .*POSIX timers restored' "$2/restore.log"; then
+		pass "$1/plugin-restored: $(grep -o 'ptimer: .*POSIX timers restored.*' "$2/restore.log" | head -n1 | cut -c1-120)"
+	else
+		fail "$1/plugin-restored" "no 'ptimer: ... POSIX timers restored' in restore.log: $(logtail "$2/restore.log")"
+	fi
+}
+
+# auto_decision NAME IMG: the restore log says what criu-mode auto decided
+# (at restore: the restoring criu is what counts), and it is what this criu
+# and kernel call for; AUTO_EXACT yes or no.
+auto_decision() {
+	local line want=no
+	line=$(grep -o 'ptimer: criu-mode auto: .*' "$2/restore.log" | head -n1)
+	case $CRIU_VERSION in
+	4.[2-9]* | [5-9].*) "$INST/usr/bin/ptimer" check 2>/dev/null | grep -q '^exact timer IDs.* yes ' && want=yes ;;
+	esac
+	AUTO_EXACT=no
+	case $line in
+	*"restores exact timer IDs itself"*) AUTO_EXACT=yes ;;
+	"") fail "$1/auto-decision" "no 'ptimer: criu-mode auto: ...' in restore.log"; return 1 ;;
+	esac
+	if [ "$AUTO_EXACT" = "$want" ]; then
+		pass "$1/auto-decision (criu $CRIU_VERSION): ${line#ptimer: criu-mode auto: }"
+	else
+		fail "$1/auto-decision" "criu $CRIU_VERSION, exact-ID prctl ${want}: the plugin decided '$line'"
+		return 1
+	fi
+}
+
