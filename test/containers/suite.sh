@@ -50,7 +50,8 @@ ensure_roots "$TMP" containers "${suites[@]}"
 pack_tree "$top" "$TMP/src.tar" || { fail containers/source "cannot pack the work tree"; totals containers; exit 1; }
 # copies: editing the work tree during a run must not change the running one
 cp -r "$here" "$TMP/scripts"
-cp "$top/test/criu/hwbp-probe.c" "$top/test/lib/harness.sh" "$TMP/scripts/"
+cp "$top/test/criu/hwbp-probe.c" "$top"/test/lib/*.sh "$TMP/scripts/"
+cp -r "$top/test/cases" "$TMP/scripts/cases"
 mkdir -p "$TMP/xfer"
 
 mkdir -p "$TMP/xfer/debs"

@@ -36,8 +36,11 @@
 #   criu-alone      criu without the plugin: dump and restore are checked,
 #                   the program's own lines are shown as "# criu alone:"
 #                   notes, not counted [CASE-alone]
-# The criu flavours are in test/lib/flavour-criu.sh (bash), which the criu
-# environment sources.
+#   runc, crun, podman, lxc, cri-..., ctr, ...   the container runtimes,
+#                   the program as a container's pid 1: listed in
+#                   test/lib/flavour-containers.sh
+# The criu flavours are in test/lib/flavour-criu.sh and the container ones
+# in test/lib/flavour-containers.sh (bash), which those environments source.
 #
 # A case file (sourced; every variable is reset first):
 #   CASE_PROG       the program, in DRIVE_BIN (zdtm_timers)
@@ -107,6 +110,12 @@ drive() {
 		else
 			fail "$1/$2" "the criu flavours need test/lib/flavour-criu.sh"
 		fi ;;
+	runc | runc-* | crun | podman | podman-* | lxc | lxc-* | cri-* | ctr)
+		if command -v fl_container >/dev/null 2>&1; then
+			fl_container "$1" "$2"
+		else
+			fail "$1/$2" "the container flavours need test/lib/flavour-containers.sh"
+		fi ;;
 	*) fail "$1/$2" "no flavour '$2' (test/lib/driver.sh)" ;;
 	esac
 }
@@ -151,6 +160,19 @@ drive_lines() {
 	fi
 	cat "$1.lines"
 	tally "$1.lines"
+}
+
+# drive_collect LABEL STATEDIR [TAG]: let a restored criu role check itself
+# (touch STATEDIR/restored), wait for STATEDIR/criu.done (60 s), then print
+# and count STATEDIR/criu.result's lines (drive_lines).  Status 1, with a
+# FAIL LABEL/verify, when it never came.
+drive_collect() {
+	touch "$2/restored"
+	if ! wait_until 600 test -e "$2/criu.done"; then
+		fail "$1/verify" "the restored program wrote no criu.done: $(oneline "$2/criu.out")"
+		return 1
+	fi
+	drive_lines "$2/criu.result" "$1" "${3:-}"
 }
 
 # ---- what the ptimer flavours look at ----------------------------------------

@@ -78,16 +78,12 @@ restore() {
 # notes.
 collect() {
 	local name=$1 alone=${2:-} tag=${3:-}
-	touch "$D/restored"
-	if ! wait_until 600 test -e "$D/criu.done"; then
-		fail "$name/verify" "the restored process wrote no criu.done: $(oneline "$D/criu.out")"
+	if [ -n "$alone" ] && touch "$D/restored" && wait_until 600 test -e "$D/criu.done"; then
+		sed -nE 's#^(PASS|FAIL|SKIP) #\# criu alone: \1 #p' "$D/criu.result"
+	elif [ -n "$alone" ] || ! drive_collect "$name" "$D" "$tag"; then
+		[ -n "$alone" ] && fail "$name/verify" "the restored program wrote no criu.done: $(oneline "$D/criu.out")"
 		[ -n "$RPID" ] && kill_wait "$RPID"
 		return 1
-	fi
-	if [ -n "$alone" ]; then
-		sed -nE 's#^(PASS|FAIL|SKIP) #\# criu alone: \1 #p' "$D/criu.result"
-	else
-		drive_lines "$D/criu.result" "$name" "$tag"
 	fi
 	[ -n "$RPID" ] && wait_until 100 gone "$RPID"
 	return 0

@@ -1,0 +1,706 @@
+# SPDX-License-Identifier: MIT
+#
+# test/lib/flavour-containers.sh - the container flavours of the case driver
+# (test/lib/driver.sh): a case's program (zdtm_timers, built static as /zt)
+# runs as a container's pid 1, `/zt criu SCENARIO /state LABEL`, the
+# container is checkpointed and restored by a runtime, its timers compared
+# before and after (/proc/PID/timers, every tid as the container sees it),
+# then the program checks itself.  bash; sourced by
+# test/containers/inner.sh inside a SUITE-containers root, which prepares
+# the runtimes (and test/containers/cri.sh containerd, for the cri and ctr
+# flavours).  Needs: W, X (/xfer, shared by the two roots), P (the label
+# prefix), CG (the containers' cgroup), ROOTFS (the container's file
+# system), PLUGIN (the installed plugin), TO (s), suite, CRIU_VERSION.
+#
+# Flavours (the check names' label; a case other than `container` puts
+# its name and "-" in front):
+#   runc, crun       OCI checkpoint / restore -d [runc, crun]
+#   podman           podman container checkpoint -k / restore -k, the
+#                    settings file (a bad value refused, the container
+#                    left running; strict and restore-mode linear reach
+#                    criu) [podman]
+#   runc-alone       runc with the plugin moved away: the restore fails as
+#                    criu alone does, or, where a criu can, brings the same
+#                    timers [criu-alone]
+#   runc-plugin-at-dump   checkpoint with the plugin, restore on a node
+#                    without it: as criu alone does [no-plugin-restore]
+#   lxc, lxc-alone   lxc-checkpoint -s / -r, with the plugin and without
+#                    (noted) [lxc, lxc-alone]
+#   runc-move, podman-move   checkpoint in the trixie root into /xfer,
+#                    restore in the sid root (podman: --export / --import)
+#                    [move-runc, move-podman]
+#   cri-same-pod, cri-new-pod, cri-alone, cri-plugin-at-dump   containerd's
+#                    CRI CheckpointContainer, then CreateContainer from the
+#                    archive and StartContainer (test/containers/cri.sh)
+#                    [cri-same-pod, cri-new-pod, cri-alone, cri-no-plugin]
+#   cri-stub         containerd 1.x: CheckpointContainer answers
+#                    UNIMPLEMENTED [cri-checkpoint]
+#   ctr              ctr containers checkpoint --task --rw / restore --rw
+#                    --live [ctr]
+
+# fl_container CASE FLAVOUR: one round.
+fl_container() {
+	local c=$1 fl=$2 pre= SCEN=$CASE_ARGS
+	if [ "$CASE_PROG" != zdtm_timers ]; then
+		fail "$c/$fl" "the container flavours run zdtm_timers scenarios (/zt), not $CASE_PROG"
+		return 1
+	fi
+	[ "$c" = container ] || pre=$c-
+	case $fl in
+	runc | crun) oci_case "$fl" "$pre$fl" ;;
+	podman) podman_case "${pre}podman" ;;
+	runc-alone) noplugin_alone "${pre}alone" "${pre}criu-alone" ;;
+	runc-plugin-at-dump) noplugin_restore "${pre}missing" "${pre}no-plugin-restore" ;;
+	lxc) lxc_flavour "${pre}lxc" ;;
+	lxc-alone) lxc_flavour "${pre}lxc-alone" alone ;;
+	runc-move) if [ "$suite" = trixie ]; then runc_move_out; else runc_move_in; fi ;;
+	podman-move) if [ "$suite" = trixie ]; then podman_move_out; else podman_move_in; fi ;;
+	cri-same-pod) cri_round "${pre}cri-same-pod" same yes yes ;;
+	cri-new-pod) cri_round "${pre}cri-new-pod" new yes yes ;;
+	cri-alone) cri_round "${pre}cri-alone" same no no ;;
+	cri-plugin-at-dump) cri_round "${pre}cri-no-plugin" new yes no ;;
+	cri-stub) cri_stub ;;
+	ctr) ctr_case "${pre}ctr" ;;
+	*) fail "$c/$fl" "no container flavour '$fl' (test/lib/flavour-containers.sh)"; return 1 ;;
+	esac
+}
+
+# timers PID: /proc/PID/timers, one timer a line, sorted, every tid written
+# as the container's pid namespace sees it (NSpid's last field).
+timers() {
+	local pid=$1
+	awk -v pid="$pid" '
+		function nstid(t,   f, l, n, a) {
+			f = "/proc/" pid "/task/" t "/status"
+			while ((getline l < f) > 0)
+				if (l ~ /^NSpid:/) { n = split(l, a, /[ \t]+/); close(f); return a[n] }
+			close(f); return "?" t
+		}
+		/^ID:/ { id = $2 } /^signal:/ { s = $2 }
+		/^notify:/ { split($2, a, "."); n = a[1] "." nstid(a[2]) }
+		/^ClockID:/ { print id, s, n, $2 }' "/proc/$pid/timers" | sort -n
+}
+
+# bundle NAME LABEL DIR: an OCI bundle in DIR running the program
+# (scenario $SCEN, default container).
+bundle() {
+	local name=$1 label=$2 b=$3
+	rm -rf "$b"
+	mkdir -p "$b/work" "$b/rwork"
+	cp -a "$ROOTFS" "$b/rootfs"
+	(cd "$b" && runc spec) || return 1
+	python3 - "$b/config.json" "$label" "$name" "${SCEN:-container}" "$CG" <<'PY'
+import json, sys
+p, label, name, scen, cg = sys.argv[1:6]
+c = json.load(open(p))
+c["process"]["terminal"] = False
+c["process"]["args"] = ["/zt", "criu", scen, "/state", label]
+c["root"]["readonly"] = False
+c["linux"]["cgroupsPath"] = "/" + cg + "/" + name
+json.dump(c, open(p, "w"), indent=1)
+PY
+}
+
+# oci_run RT NAME BUNDLE: start the container detached, stdio on pipes.
+oci_run() {
+	local rt=$1 name=$2 b=$3
+	"$rt" delete -f "$name" >/dev/null 2>&1
+	: | timeout "$TO" "$rt" run -d --bundle "$b" "$name" > >(cat >>"$b/stdio.out") 2> >(cat >"$b/run.err")
+}
+# oci_pid RT NAME: the container's pid 1 as this /proc shows it ("RT state"
+# waits while crun 1.28 is still in its foreground restore: then the
+# program's own command line finds it)
+oci_pid() {
+	local p
+	p=$(timeout 5 "$1" state "$2" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' 2>/dev/null)
+	[ -n "$p" ] || p=$(pgrep -xf "/zt criu [a-z-]+ /state $P/$2" | head -n1)
+	echo "$p"
+}
+
+# ready DIR NAME: the program wrote DIR/criu.ready
+ready() {
+	wait_until 300 test -e "$1/criu.ready" && return 0
+	fail "$2/start" "the program did not get ready: $(oneline "$1/criu.out") $(cat "$3" 2>/dev/null | tr '\n' ' ' | cut -c1-200)"
+	return 1
+}
+
+# compare NAME BEFORE PID: the restored timers, tids mapped, against BEFORE.
+compare() {
+	local name=$1 before=$2 pid=$3
+	timers "$pid" >"$before.after"
+	if [ -s "$before" ] && cmp -s "$before" "$before.after"; then
+		pass "$name/timers: /proc/PID/timers equal, tids mapped ($(awk '{ printf "%s%s", s, $1; s = "," }' "$before"))"
+	else
+		fail "$name/timers" "before: $(tr '\n' ';' <"$before") after: $(tr '\n' ';' <"$before.after")"
+	fi
+}
+
+# restored RT NAME BUNDLE: the restore command has exited, or criu finished
+# and the container runs
+restored() {
+	[ -e "$3/restore.rc" ] && return 0
+	grep -q 'Restore finished successfully' "$3/rwork/restore.log" 2>/dev/null
+}
+
+# oci_case RT [NAME]: run, checkpoint, restore, compare, verify under runc or crun.
+oci_case() {  # RT [NAME]
+	local rt=$1 name=${2:-$1} b=$W/${2:-$1} pid t0 rc
+	if ! command -v "$rt" >/dev/null; then
+		skip "$name" "no $rt in this root"
+		return
+	fi
+	bundle "$name" "$P/$name" "$b" || { fail "$name/bundle" "$rt spec failed"; return; }
+	if ! oci_run "$rt" "$name" "$b"; then
+		skip "$name" "$rt run fails here: $(oneline "$b/run.err")"
+		return
+	fi
+	ready "$b/rootfs/state" "$name" "$b/run.err" || { "$rt" delete -f "$name" >/dev/null 2>&1; return; }
+	pid=$(oci_pid "$rt" "$name")
+	timers "$pid" >"$b/before"
+	t0=$EPOCHREALTIME
+	timeout "$TO" "$rt" checkpoint --image-path "$b/img" --work-path "$b/work" "$name" >"$b/ckpt.out" 2>&1
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		fail "$name/checkpoint" "$rt checkpoint exit $rc: $(oneline "$b/ckpt.out") $(logtail "$b/work/dump.log")"
+		"$rt" delete -f "$name" >/dev/null 2>&1
+		return
+	fi
+	pass "$name/checkpoint ($(secs "$t0") s): $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers saved' "$b/work/dump.log" | head -n1)"
+	t0=$EPOCHREALTIME
+	# in the background and in a session of its own (setsid: what crun
+	# signals stays there): crun 1.28 keeps `restore -d` in the foreground
+	# until the container exits (crun 1.21 and runc return); done is
+	# criu's "Restore finished" with the container running, or the exit
+	rm -f "$b/restore.rc"
+	( : | setsid timeout "$TO" "$rt" restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" "$name" \
+		> >(cat >>"$b/stdio.out") 2> >(cat >"$b/restore.err"); echo $? >"$b/restore.rc" ) &
+	wait_until $((TO * 10)) restored "$rt" "$name" "$b"
+	rc=$(cat "$b/restore.rc" 2>/dev/null)
+	case "$rc" in ''|*[!0-9]*) rc=0 ;; esac	# not exited (yet): criu finished
+	if [ "$rc" -ne 0 ]; then
+		fail "$name/restore" "$rt restore exit $rc: $(oneline "$b/restore.err") $(logtail "$b/rwork/restore.log")"
+		"$rt" delete -f "$name" >/dev/null 2>&1
+		return
+	fi
+	pass "$name/restore ($(secs "$t0") s): $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers restored, [a-zA-Z-]+ mode' "$b/rwork/restore.log" | head -n1)"
+	pid=$(oci_pid "$rt" "$name")
+	compare "$name" "$b/before" "$pid"
+	drive_collect "$name" "$b/rootfs/state"
+	"$rt" delete -f "$name" >/dev/null 2>&1
+}
+
+export PODMAN_IGNORE_CGROUPSV1_WARNING=1
+PODMAN=(podman --root "$W/podman/root" --runroot "$W/podman/run" --storage-driver vfs
+	--cgroup-manager cgroupfs --events-backend file --runtime runc)
+IMAGE=localhost/ptimer-ct:latest
+pm() { timeout "$TO" "${PODMAN[@]}" "$@"; }
+pm_pid() { pm inspect -f '{{.State.Pid}}' "$1" 2>/dev/null; }
+# pm_log NAME FILE: a criu log podman keeps in the container's userdata
+pm_log() { find "$W/podman" -path "*$(pm inspect -f '{{.Id}}' "$1" 2>/dev/null)*" -name "$2" 2>/dev/null | head -n1; }
+pm_image() {
+	pm image exists "$IMAGE" 2>/dev/null || pm import "$W/rootfs.tar" "$IMAGE" >"$W/podman-import.out" 2>&1
+}
+# pm_start NAME STATEDIR: a podman container holding the program.
+pm_start() {
+	local name=$1 st=$2
+	rm -rf "$st"
+	mkdir -p "$st"
+	pm rm -f "$name" >/dev/null 2>&1
+	pm run -d --name "$name" --network none -v "$st:/state" "$IMAGE" \
+		/zt criu "${SCEN:-container}" /state "$P/$name" >"$W/$name.run" 2>&1
+}
+
+podman_case() {
+	local name=${1:-podman} st=$X/$suite-${1:-podman} pid t0 rc log
+	if ! pm_image; then
+		skip "$name" "podman import fails here: $(oneline "$W/podman-import.out")"
+		return
+	fi
+	if ! pm_start "$name" "$st"; then
+		skip "$name" "podman run fails here: $(oneline "$W/$name.run")"
+		return
+	fi
+	ready "$st" "$name" "$W/$name.run" || { pm rm -f "$name" >/dev/null 2>&1; return; }
+
+	# podman checkpoint runs criu without the caller's environment: the
+	# settings file is what reaches it.  A bad value fails the checkpoint
+	# with one tagged line and leaves the container running.
+	printf 'strict = maybe\n' >/etc/criu/ptimer.conf
+	pm container checkpoint "$name" >"$W/$name.badckpt" 2>&1
+	rc=$?
+	log=$(pm_log "$name" dump.log)
+	if [ "$rc" -ne 0 ] && [ "$(pm inspect -f '{{.State.Status}}' "$name")" = running ] &&
+		[ "$(grep -c "strict = 'maybe'" "$log" 2>/dev/null)" = 1 ] &&
+		grep -qE "Error \([a-z_/]+\.c:[0-9]+\): ptimer: /etc/criu/ptimer.conf:1: strict = 'maybe': expected yes or no" "$log"; then
+		pass "$name/conf-bad-value: checkpoint fails, container runs: $(grep -oE 'Error \(.*' "$log" | grep ptimer | head -n1 | cut -c1-110)"
+	else
+		fail "$name/conf-bad-value" "checkpoint exit $rc, state $(pm inspect -f '{{.State.Status}}' "$name"): $(oneline "$W/$name.badckpt") ${log:+$(logtail "$log")}"
+	fi
+	printf '# test\nstrict = yes\nrestore-mode = linear\n' >/etc/criu/ptimer.conf
+
+	pid=$(pm_pid "$name")
+	timers "$pid" >"$W/$name.before"
+	t0=$EPOCHREALTIME
+	# -k (--keep): podman deletes criu's logs after a checkpoint otherwise
+	if ! pm container checkpoint -k "$name" >"$W/$name.ckpt" 2>&1; then
+		fail "$name/checkpoint" "$(oneline "$W/$name.ckpt") $(logtail "$(pm_log "$name" dump.log)")"
+		pm rm -f "$name" >/dev/null 2>&1
+		rm -f /etc/criu/ptimer.conf
+		return
+	fi
+	log=$(pm_log "$name" dump.log)
+	if grep -q 'ptimer: settings (/etc/criu/ptimer.conf, then the environment): criu-mode auto, strict yes, restore-mode linear' "$log"; then
+		pass "$name/checkpoint ($(secs "$t0") s): settings from /etc/criu/ptimer.conf reach criu dump"
+	else
+		fail "$name/checkpoint" "no 'ptimer: settings (/etc/criu/ptimer.conf...strict yes' in $log: $(logtail "$log")"
+	fi
+	t0=$EPOCHREALTIME
+	if ! pm container restore -k "$name" >"$W/$name.restore" 2>&1; then
+		fail "$name/restore" "$(oneline "$W/$name.restore") $(logtail "$(pm_log "$name" restore.log)")"
+		pm rm -f "$name" >/dev/null 2>&1
+		rm -f /etc/criu/ptimer.conf
+		return
+	fi
+	log=$(pm_log "$name" restore.log)
+	if grep -qE 'ptimer: task [0-9]+ \(vpid 1\): 5 POSIX timers restored, linear mode' "$log"; then
+		pass "$name/restore ($(secs "$t0") s): $(grep -oE 'ptimer: task [0-9]+ \(vpid 1\): 5 POSIX timers restored, linear mode' "$log")"
+	else
+		fail "$name/restore" "no 'ptimer: ... 5 POSIX timers restored, linear mode' in $log: $(logtail "$log")"
+	fi
+	rm -f /etc/criu/ptimer.conf
+	compare "$name" "$W/$name.before" "$(pm_pid "$name")"
+	drive_collect "$name" "$st"
+	pm rm -f "$name" >/dev/null 2>&1
+}
+
+# criu alone, and a restore on a host without the plugin (runc).  The plugin
+# is moved out of /usr/lib/criu and back.  A checkpoint made with the plugin
+# is a checkpoint criu alone restores as it would have without ptimer: here
+# it fails as criu alone does (the container's pid 1 holds a SIGEV_THREAD_ID
+# timer at itself: "Can't create posix timer"), or, where a criu can,
+# restores the same timers; never a container without them.
+noplugin_alone() {
+	local ct=$1 label=$2 b=$W/$1 pid rc
+	bundle "$ct" "$P/$ct" "$b" && oci_run runc "$ct" "$b" && ready "$b/rootfs/state" "$ct" "$b/run.err" || return
+	mv "$PLUGIN" "$W/ptimer_plugin.so.away"
+	pid=$(oci_pid runc "$ct")
+	timers "$pid" >"$b/before"
+	timeout "$TO" runc checkpoint --image-path "$b/img" --work-path "$b/work" "$ct" >"$b/ckpt.out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		: | timeout "$TO" runc restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" "$ct" \
+			> >(cat >>"$b/stdio.out") 2> >(cat >"$b/restore.err")
+		rc=$?
+		if [ "$rc" -ne 0 ]; then
+			pass "$label: runc restore without the plugin fails as known: $(grep -ohm1 "Can't create posix timer.*" "$b/rwork/restore.log" || logtail "$b/rwork/restore.log")"
+		else
+			note "criu $CRIU_VERSION alone restored the container (the known failure is gone)"
+			compare "$ct" "$b/before" "$(oci_pid runc "$ct")"
+			drive_collect "$ct" "$b/rootfs/state"
+		fi
+	else
+		fail "$label/checkpoint" "runc checkpoint without the plugin exit $rc: $(logtail "$b/work/dump.log")"
+	fi
+	runc delete -f "$ct" >/dev/null 2>&1
+	mv "$W/ptimer_plugin.so.away" "$PLUGIN"
+}
+noplugin_restore() {
+	local ct=$1 label=$2 b=$W/$1 rc
+	bundle "$ct" "$P/$ct" "$b" && oci_run runc "$ct" "$b" && ready "$b/rootfs/state" "$ct" "$b/run.err" || return
+	timers "$(oci_pid runc "$ct")" >"$b/before"
+	if timeout "$TO" runc checkpoint --image-path "$b/img" --work-path "$b/work" "$ct" >"$b/ckpt.out" 2>&1; then
+		mv "$PLUGIN" "$W/ptimer_plugin.so.away"
+		: | timeout "$TO" runc restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" "$ct" \
+			> >(cat >>"$b/stdio.out") 2> >(cat >"$b/restore.err")
+		rc=$?
+		mv "$W/ptimer_plugin.so.away" "$PLUGIN"
+		if [ "$rc" -ne 0 ] && grep -q "Can't create posix timer" "$b/rwork/restore.log"; then
+			pass "$label: runc restore fails as with criu alone: $(grep -ohm1 "Can't create posix timer.*" "$b/rwork/restore.log" | cut -c1-80)"
+		elif [ "$rc" -eq 0 ]; then
+			# criu saves the pid-1 timer aimed at the process: it cannot
+			# save the leader's tid in a pid namespace (docs/criu-plugin.md)
+			note "criu $CRIU_VERSION without the plugin restored the plugin's checkpoint; its SIGEV_THREAD_ID timer at pid 1 comes back aimed at the process"
+			sed 's#^\([0-9]* [0-9]*/[0-9a-f]*\) signal/tid\.1 #\1 signal/pid.1 #' "$b/before" >"$b/before.alone"
+			compare "$label" "$b/before.alone" "$(oci_pid runc "$ct")"
+		else
+			fail "$label" "runc restore failed (exit $rc), not as criu alone does: $(logtail "$b/rwork/restore.log")"
+		fi
+	else
+		fail "$label/checkpoint" "$(logtail "$b/work/dump.log")"
+	fi
+	runc delete -f "$ct" >/dev/null 2>&1
+}
+
+# ---- LXC: lxc-checkpoint ---------------------------------------------------------
+# lxc-checkpoint runs criu itself, with criu's default plugin lookup
+# (/usr/lib/criu, where the .deb put the plugin), the container's init (pid
+# 1 of its namespaces) holding the scenario's timers: checkpointed and
+# stopped (-s), restored (-r), compared and checked as for the OCI
+# runtimes.  Then the same with the plugin moved away: criu alone, noted
+# (it cannot save or restore pid 1's SIGEV_THREAD_ID timer at itself).
+# The cpuset hierarchy is unmounted meanwhile (lxc 6/7 do not start with
+# this host's empty cpuset.cpus there), and no AppArmor profile is named
+# (criu refuses one on a kernel without AppArmor).
+lxc_round() {  # NAME [alone]
+	local name=$1 alone=${2:-} lp=$W/lxc-$1 r pid t0 rc
+	r=$lp/ct/rootfs
+	rm -rf "$lp"
+	mkdir -p "$lp/ct"
+	cp -a "$ROOTFS" "$r"
+	cat >"$lp/ct/config" <<EOC
+lxc.uts.name = $name
+lxc.rootfs.path = dir:$r
+lxc.init.cmd = /zt criu ${SCEN:-container} /state $P/$name
+lxc.net.0.type = empty
+lxc.autodev = 1
+lxc.mount.auto = proc:mixed sys:ro
+lxc.console.path = none
+lxc.tty.max = 0
+lxc.log.file = $lp/lxc.log
+lxc.log.level = INFO
+EOC
+	if ! timeout "$TO" lxc-start -P "$lp" -n ct -d >"$lp/start.out" 2>&1; then
+		fail "$name/start" "lxc-start: $(oneline "$lp/start.out") $(tail -n 3 "$lp/lxc.log" | tr '\n' ' ' | cut -c1-300)"
+		return 1
+	fi
+	ready "$r/state" "$name" "$lp/lxc.log" || { lxc-stop -P "$lp" -n ct -k >/dev/null 2>&1; return 1; }
+	pid=$(lxc-info -P "$lp" -n ct -p -H)
+	timers "$pid" >"$lp/before"
+	t0=$EPOCHREALTIME
+	timeout "$TO" lxc-checkpoint -P "$lp" -n ct -D "$lp/img" -s -v >"$lp/ckpt.out" 2>&1
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		if [ -n "$alone" ]; then
+			note "criu alone: lxc-checkpoint fails: $(logtail "$lp/img/dump.log")"
+		else
+			fail "$name/checkpoint" "lxc-checkpoint -s exit $rc: $(oneline "$lp/ckpt.out") $(logtail "$lp/img/dump.log")"
+		fi
+		lxc-stop -P "$lp" -n ct -k >/dev/null 2>&1
+		return 0
+	fi
+	[ -z "$alone" ] && pass "$name/checkpoint ($(secs "$t0") s): $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers saved' "$lp/img/dump.log" | head -n1)"
+	t0=$EPOCHREALTIME
+	timeout "$TO" lxc-checkpoint -P "$lp" -n ct -D "$lp/img" -r -v >"$lp/rst.out" 2>&1
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		if [ -n "$alone" ]; then
+			note "criu alone: the restore fails: $(grep -ohm1 "Can't create posix timer.*" "$lp/img/restore.log" || logtail "$lp/img/restore.log")"
+		else
+			fail "$name/restore" "lxc-checkpoint -r exit $rc: $(oneline "$lp/rst.out") $(logtail "$lp/img/restore.log")"
+		fi
+		lxc-stop -P "$lp" -n ct -k >/dev/null 2>&1
+		return 0
+	fi
+	pid=$(lxc-info -P "$lp" -n ct -p -H)
+	if [ -n "$alone" ]; then
+		timers "$pid" >"$lp/before.after"
+		note "criu alone restored the container: timers $(cmp -s "$lp/before" "$lp/before.after" && echo equal || echo different)"
+	else
+		pass "$name/restore ($(secs "$t0") s): $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers restored, [a-zA-Z-]+ mode' "$lp/img/restore.log" | head -n1)"
+		compare "$name" "$lp/before" "$pid"
+		drive_collect "$name" "$r/state"
+	fi
+	lxc-stop -P "$lp" -n ct -k >/dev/null 2>&1
+}
+lxc_flavour() {  # NAME [alone]
+	local cpuset=
+	if ! command -v lxc-checkpoint >/dev/null; then
+		fail "$1" "no lxc-checkpoint in this root (roots.d/containers.pkgs: lxc)"
+		return
+	fi
+	mountpoint -q /sys/fs/cgroup/cpuset && umount /sys/fs/cgroup/cpuset && cpuset=1
+	[ -n "${2:-}" ] && mv "$PLUGIN" "$W/ptimer_plugin.so.away"
+	lxc_round "$@"
+	[ -n "${2:-}" ] && mv "$W/ptimer_plugin.so.away" "$PLUGIN"
+	[ -n "$cpuset" ] && mount -t cgroup -o cpuset cgroup /sys/fs/cgroup/cpuset
+	return 0
+}
+
+# ---- moves between hosts: trixie checkpoints into /xfer, sid restores ---------------
+runc_move_out() {
+	local b=$X/move-runc
+	rm -rf "$b"
+	if bundle move "$P/move-runc" "$b" && oci_run runc move "$b" && ready "$b/rootfs/state" move-runc/out "$b/run.err"; then
+		timers "$(oci_pid runc move)" >"$b/before"
+		if timeout "$TO" runc checkpoint --image-path "$b/img" --work-path "$b/work" move >"$b/ckpt.out" 2>&1; then
+			pass "move-runc/out: runc checkpoint into $b/img"
+			echo "$suite $CRIU_VERSION" >"$b/from"
+		else
+			fail "move-runc/out" "$(logtail "$b/work/dump.log")"
+		fi
+		runc delete -f move >/dev/null 2>&1
+	fi
+}
+podman_move_out() {
+	local st=$X/move-podman
+	rm -rf "$st" "$X/move-podman.tar.gz"
+	# the image goes along (podman save/load keep its ID; --import looks
+	# the checkpoint's image up by ID, and a second import gets another)
+	rm -f "$X/ptimer-ct-image.tar"
+	if pm_image && pm save -o "$X/ptimer-ct-image.tar" "$IMAGE" >"$W/podman-save.out" 2>&1 &&
+		pm_start move-podman "$st" && ready "$st" move-podman/out "$W/move-podman.run"; then
+		timers "$(pm_pid move-podman)" >"$X/move-podman.before"
+		if pm container checkpoint --export "$X/move-podman.tar.gz" move-podman >"$W/move-podman.ckpt" 2>&1; then
+			pass "move-podman/out: podman container checkpoint --export $X/move-podman.tar.gz"
+		else
+			fail "move-podman/out" "$(oneline "$W/move-podman.ckpt")"
+		fi
+		pm rm -f move-podman >/dev/null 2>&1
+	fi
+}
+
+runc_move_in() {
+	local b=$X/move-runc
+	if [ -f "$b/from" ]; then
+		: | timeout "$TO" runc restore -d --image-path "$b/img" --work-path "$b/rwork" --bundle "$b" move \
+			> >(cat >>"$b/stdio.out") 2> >(cat >"$b/restore.err")
+		if [ $? -eq 0 ]; then
+			pass "move-runc/in: checkpoint of criu $(cut -d' ' -f2 "$b/from") ($(cut -d' ' -f1 "$b/from")) restored by criu $CRIU_VERSION"
+			compare move-runc "$b/before" "$(oci_pid runc move)"
+			drive_collect move-runc "$b/rootfs/state"
+		else
+			fail "move-runc/in" "$(oneline "$b/restore.err") $(logtail "$b/rwork/restore.log")"
+		fi
+		runc delete -f move >/dev/null 2>&1
+	else
+		skip "move-runc/in" "no runc checkpoint from the other root in $b"
+	fi
+}
+podman_move_in() {
+	local st=$X/move-podman
+	if [ -f "$X/move-podman.tar.gz" ]; then
+		if pm load -i "$X/ptimer-ct-image.tar" >"$W/podman-load.out" 2>&1 &&
+			pm container restore --import "$X/move-podman.tar.gz" >"$W/move-podman.restore" 2>&1; then
+			pass "move-podman/in: podman container restore --import"
+			compare move-podman "$X/move-podman.before" "$(pm_pid move-podman)"
+			drive_collect move-podman "$st"
+		else
+			fail "move-podman/in" "$(oneline "$W/move-podman.restore")"
+		fi
+		pm rm -f move-podman >/dev/null 2>&1
+	else
+		skip "move-podman/in" "no podman export from the other root"
+	fi
+}
+
+
+# ---- containerd: CRI and ctr (the node: test/containers/cri.sh) ----------------------
+
+# cri_pod_json NAME: the PodSandboxConfig of pod NAME (as the kubelet would
+# send it for a pod with hostNetwork and no shareProcessNamespace).
+cri_pod_json() {
+	cat >"$CW/$1.pod.json" <<EOF
+{"metadata": {"name": "$1", "uid": "uid-$1", "namespace": "ptimer", "attempt": 0},
+ "log_directory": "$CW/logs/$1",
+ "linux": {"cgroup_parent": "/$CG/$1",
+  "security_context": {"namespace_options": {"network": "NODE", "pid": "CONTAINER", "ipc": "POD"}}}}
+EOF
+}
+
+# cri_ctr_json FILE NAME IMAGE STATEDIR: the ContainerConfig of the program
+cri_ctr_json() {
+	cat >"$1" <<EOF
+{"metadata": {"name": "timers"}, "image": {"image": "$3"},
+ "command": ["/zt", "criu", "${SCEN:-container}", "/state", "$P/$2"],
+ "mounts": [{"container_path": "/state", "host_path": "$4"}],
+ "log_path": "$2.log",
+ "linux": {"security_context": {"namespace_options": {"network": "NODE", "pid": "CONTAINER", "ipc": "POD"}}}}
+EOF
+}
+
+# cri_running ID: the container runs; its pid in CRI_RPID
+cri_running() {
+	local st
+	st=$(cri status "$1" 2>/dev/null) || return 1
+	set -- $st
+	[ "$1" = CONTAINER_RUNNING ] && [ "${2:-0}" -gt 0 ] && CRI_RPID=$2
+}
+
+# cri_gone ID: stop and remove a container, quietly
+cri_gone() { cri stop "$1" >/dev/null 2>&1; cri rm "$1" >/dev/null 2>&1; }
+cri_pod_gone() { cri stopp "$1" >/dev/null 2>&1; cri rmp "$1" >/dev/null 2>&1; }
+
+# cri_round NAME POD2 PLUGIN_AT_DUMP PLUGIN_AT_RESTORE: one checkpoint and
+# restore; POD2 "same" restores into the first pod, else into a new pod.
+cri_round() {
+	local name=$1 where=$2 pdump=$3 prest=$4 st=$W/$1.state pod pod2 pj=$CW/$1.pod.json cid cid2 a t0 t1 rc log
+	rm -rf "$st"
+	mkdir -p "$st" "$CW/logs/$name" "$CW/logs/$name-2"
+	cri_pod_json "$name"
+	cri_ctr_json "$CW/$name.ctr.json" "$name" "$CRI_IMAGE" "$st"
+	if ! pod=$(cri runp "$CW/$name.pod.json" 2>"$CW/$name.err") ||
+		! cid=$(cri create "$pod" "$CW/$name.ctr.json" "$CW/$name.pod.json" 2>>"$CW/$name.err") ||
+		! cri start "$cid" 2>>"$CW/$name.err"; then
+		fail "$name/start" "$(oneline "$CW/$name.err") $(cri_log)"
+		[ -n "${pod:-}" ] && cri_pod_gone "$pod"
+		return
+	fi
+	ready "$st" "$name" "$CW/logs/$name/$name.log" || { cri_pod_gone "$pod"; return; }
+	cri_running "$cid" || { fail "$name/status" "CRI ContainerStatus: not running"; cri_pod_gone "$pod"; return; }
+	timers "$CRI_RPID" >"$CW/$name.before"
+
+	[ "$pdump" = yes ] || mv "$PLUGIN" "$W/ptimer_plugin.so.away"
+	a=$CW/$name.tar
+	t0=$EPOCHREALTIME
+	cri checkpoint "$cid" "$a" 2>"$CW/$name.err"
+	rc=$?
+	t1=$(secs "$t0")
+	[ "$pdump" = yes ] || mv "$W/ptimer_plugin.so.away" "$PLUGIN"
+	if [ "$rc" -ne 0 ]; then
+		fail "$name/checkpoint" "CRI CheckpointContainer: $(oneline "$CW/$name.err") $(cri_log)"
+		cri_pod_gone "$pod"
+		return
+	fi
+	tar -xOf "$a" dump.log >"$CW/$name.dump.log" 2>/dev/null
+	log=$(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers saved' "$CW/$name.dump.log" | head -n1)
+	if [ "$pdump" = yes ]; then
+		if [ -n "$log" ]; then
+			pass "$name/checkpoint ($t1 s): CRI CheckpointContainer to an archive of $(($(stat -c %s "$a") / 1024)) KiB, dump.log in it: $log"
+		else
+			fail "$name/checkpoint" "no 'ptimer: ... POSIX timers saved' in the archive's dump.log: $(logtail "$CW/$name.dump.log")"
+		fi
+	elif [ ! -s "$CW/$name.dump.log" ] || grep -qE 'ptimer(_plugin|: )' "$CW/$name.dump.log"; then
+		fail "$name/checkpoint" "the archive's dump.log is missing, or shows the plugin although it was moved away: $(logtail "$CW/$name.dump.log")"
+	fi
+	# KEP-2008 checkpoints leave the container running: it goes, as
+	# before a migration
+	cri_gone "$cid"
+	pod2=$pod
+	if [ "$where" != same ]; then
+		cri_pod_gone "$pod"
+		cri_pod_json "$name-2"
+		pj=$CW/$name-2.pod.json
+		if ! pod2=$(cri runp "$pj" 2>"$CW/$name.err"); then
+			fail "$name/new-pod" "$(oneline "$CW/$name.err")"
+			return
+		fi
+	fi
+	cri_ctr_json "$CW/$name.restore.json" "$name" "$a" "$st"
+	[ "$prest" = yes ] || mv "$PLUGIN" "$W/ptimer_plugin.so.away"
+	t0=$EPOCHREALTIME
+	rc=0
+	cid2=$(cri create "$pod2" "$CW/$name.restore.json" "$pj" 2>"$CW/$name.err") &&
+		cri start "$cid2" 2>>"$CW/$name.err" || rc=$?
+	t1=$(secs "$t0")
+	[ "$prest" = yes ] || mv "$W/ptimer_plugin.so.away" "$PLUGIN"
+	log=$(find "$CW/criu-work" "$CW/state" "$CW/root" -name restore.log -newer "$a" 2>/dev/null | head -n1)
+	if [ "$pdump" != yes ]; then
+		# criu alone: the known failure, through the whole path
+		if grep -qE 'ptimer(_plugin|: )' "$log" 2>/dev/null; then
+			fail "$name" "the plugin ran at restore although it was moved away: $(logtail "$log")"
+		elif [ "$rc" -ne 0 ] && grep -q "Can't create posix timer" "$log" 2>/dev/null; then
+			pass "$name: restore without the plugin fails as criu alone does: $(oneline "$CW/$name.err" 300) restore.log: $(grep -ohm1 "Can't create posix timer.*" "$log")"
+		elif [ "$rc" -eq 0 ]; then
+			note "criu $CRIU_VERSION alone restored the container (the known failure is gone)"
+			if wait_until 300 cri_running "$cid2"; then
+				compare "$name" "$CW/$name.before" "$CRI_RPID"
+			else
+				fail "$name" "criu alone restored the container, which does not run: $(cri status "$cid2" 2>&1)"
+			fi
+		else
+			fail "$name" "the restore failed, not as criu alone does: $(oneline "$CW/$name.err") ${log:+$(logtail "$log")}"
+		fi
+		[ -n "${cid2:-}" ] && cri_gone "$cid2"
+		cri_pod_gone "$pod2"
+		return
+	fi
+	if [ "$rc" -ne 0 ]; then
+		fail "$name/restore" "CRI CreateContainer+StartContainer from $a: $(oneline "$CW/$name.err") ${log:+$(logtail "$log")} $(cri_log)"
+		[ -n "${cid2:-}" ] && cri_gone "$cid2"
+		cri_pod_gone "$pod2"
+		return
+	fi
+	if ! wait_until 300 cri_running "$cid2"; then
+		fail "$name/restore" "the restored container does not run: $(cri status "$cid2" 2>&1)"
+		cri_gone "$cid2"
+		cri_pod_gone "$pod2"
+		return
+	fi
+	if [ "$prest" = yes ]; then
+		if grep -qE 'ptimer: task [0-9]+ \(vpid 1\): 5 POSIX timers restored' "$log" 2>/dev/null; then
+			pass "$name/restore ($t1 s): CRI CreateContainer from the archive + StartContainer ($([ "$where" = same ] && echo "same pod" || echo "new pod")): $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers restored, [a-zA-Z-]+ mode' "$log" | head -n1)"
+		else
+			fail "$name/restore" "no 'ptimer: ... 5 POSIX timers restored' in ${log:-no restore.log}: $(logtail "$log")"
+		fi
+		compare "$name" "$CW/$name.before" "$CRI_RPID"
+	else
+		# a node without the plugin: criu's own image of the timer at pid 1
+		if grep -qE 'ptimer(_plugin|: )' "$log" 2>/dev/null; then
+			fail "$name/restore" "the plugin ran although it was moved away: $(logtail "$log")"
+		else
+			pass "$name/restore: a node without the plugin restores the plugin's archive with criu alone"
+		fi
+		sed 's#^\([0-9]* [0-9]*/[0-9a-f]*\) signal/tid\.1 #\1 signal/pid.1 #' "$CW/$name.before" >"$CW/$name.before.alone"
+		compare "$name" "$CW/$name.before.alone" "$CRI_RPID"
+		# and the program's own check finds that one timer changed
+		touch "$st/restored"
+		if ! wait_until 600 test -e "$st/criu.done"; then
+			fail "$name/verify" "the restored program wrote no criu.done in 60 s: $(oneline "$st/criu.out")"
+		elif [ "$(grep -c '^FAIL ' "$st/criu.result" 2>/dev/null)" = 1 ] &&
+			grep -q "^FAIL $P/$name/id100002 notify: notify signal/pid, want signal/tid" "$st/criu.result"; then
+			pass "$name/verify: the program's one failing check of $(grep -cE '^(PASS|FAIL) ' "$st/criu.result") is its timer at pid 1, now aimed at the process (id100002 notify: signal/pid, want signal/tid)"
+		else
+			fail "$name/verify" "want exactly one FAIL (id100002 notify): $(grep '^FAIL ' "$st/criu.result" 2>/dev/null | tr '\n' ';' | cut -c1-300)"
+		fi
+		cri_gone "$cid2"
+		cri_pod_gone "$pod2"
+		return
+	fi
+	drive_collect "$name" "$st"
+	cri_gone "$cid2"
+	cri_pod_gone "$pod2"
+}
+
+# ctr_case: ctr's checkpoint image (task and rw layer) and restore (--live)
+# of the same program, in a containerd namespace of its own, with the plugin.
+ctr_case() {  # [NAME]
+	local name=${1:-ctr} st=$W/${1:-ctr}.state ns=ptimer-ctr ref=localhost/ptimer-ckpt:ctr t0 pid ok= log
+	c() { timeout "$TO" ctr --address "$CW/c.sock" --namespace "$ns" "$@"; }
+	rm -rf "$st"
+	mkdir -p "$st"
+	if ! c images pull --plain-http "$CRI_IMAGE" >"$CW/ctr.pull" 2>&1 ||
+		! c run -d --null-io --cgroup "/$CG/ctr-ct" --mount "type=bind,src=$st,dst=/state,options=rbind:rw" "$CRI_IMAGE" ctr-ct \
+			/zt criu "${SCEN:-container}" /state "$P/$name" >"$CW/ctr.run" 2>&1; then
+		fail "$name/run" "ctr images pull | ctr run: $(oneline "$CW/ctr.pull" 200) $(oneline "$CW/ctr.run" 200)"
+		return
+	fi
+	ready "$st" "$name" "$CW/ctr.run" || { c t kill -s KILL ctr-ct; c t rm -f ctr-ct; c c rm ctr-ct; return; } >/dev/null 2>&1
+	pid=$(c t ls | awk '$1 == "ctr-ct" { print $2 }')
+	timers "$pid" >"$CW/ctr.before"
+	t0=$EPOCHREALTIME
+	if c c checkpoint --task --rw ctr-ct "$ref" >"$CW/ctr.ckpt" 2>&1; then
+		ok=1
+		pass "$name/checkpoint ($(secs "$t0") s): ctr containers checkpoint --task --rw: image $ref"
+	else
+		fail "$name/checkpoint" "ctr containers checkpoint --task --rw: $(oneline "$CW/ctr.ckpt")"
+	fi
+	{ c t kill -s KILL ctr-ct; sleep 0.5; c t rm -f ctr-ct; c c rm ctr-ct; } >/dev/null 2>&1
+	[ -n "$ok" ] || return
+	t0=$EPOCHREALTIME
+	if ! c c restore --rw --live ctr-ct "$ref" >"$CW/ctr.restore" 2>&1; then
+		fail "$name/restore" "ctr containers restore --rw --live: $(oneline "$CW/ctr.restore")"
+		{ c t rm -f ctr-ct; c c rm ctr-ct; } >/dev/null 2>&1
+		return
+	fi
+	log=$(find "$CW/state" "$CW/root" -path "*$ns*" -name restore.log 2>/dev/null | head -n1)
+	if grep -qE 'ptimer: task [0-9]+ \(vpid 1\): 5 POSIX timers restored' "$log" 2>/dev/null; then
+		pass "$name/restore ($(secs "$t0") s): ctr containers restore --rw --live: $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers restored, [a-zA-Z-]+ mode' "$log" | head -n1)"
+	else
+		fail "$name/restore" "no 'ptimer: ... 5 POSIX timers restored' in ${log:-no restore.log under $CW}: $(logtail "$log")"
+	fi
+	pid=$(c t ls | awk '$1 == "ctr-ct" { print $2 }')
+	compare "$name" "$CW/ctr.before" "$pid"
+	drive_collect "$name" "$st"
+	{ c t kill -s KILL ctr-ct; sleep 0.5; c t rm -f ctr-ct; c c rm ctr-ct; } >/dev/null 2>&1
+}
+
+# cri_stub: containerd 1.x: CheckpointContainer is a stub (UNIMPLEMENTED),
+# as a kubelet's checkpoint meets it on such a node; ctr can checkpoint.
+cri_stub() {
+	if cri checkpoint no-such-container "$CW/none.tar" 2>"$CW/unimpl.err" ||
+		! grep -q 'CheckpointContainer: UNIMPLEMENTED' "$CW/unimpl.err"; then
+		fail cri-checkpoint "containerd $(cat "$CW/version"): want CheckpointContainer UNIMPLEMENTED, got: $(oneline "$CW/unimpl.err")"
+	else
+		pass "cri-checkpoint: containerd $(cut -d' ' -f2 "$CW/version") answers CRI CheckpointContainer UNIMPLEMENTED (a kubelet checkpoint fails on such a node)"
+	fi
+}
