@@ -65,8 +65,8 @@ amd64)
 	MAKEARCH=()
 	# what needs the guest's kernel: lazy pages and pre-dump, with the
 	# plugin and with criu alone
-	CASES=${PTIMER_CRIU_GUEST_CASES:-case_lazy:lazy case_lazy:lazy-alone
-case_predump:predump case_predump:predump-alone} ;;
+	CASES=${PTIMER_CRIU_GUEST_CASES:-$(DRIVE_CASES=$top/test/cases && . "$top/test/lib/driver.sh" &&
+		drive_words criu-lazy criu-lazy-alone criu-predump criu-predump-alone)} ;;
 *)
 	echo "usage: guest.sh arm64|amd64 trixie|sid [BUILD]" >&2
 	exit 2 ;;

@@ -508,185 +508,6 @@ case_auto_fallback() {
 	collect "$name"
 }
 
-# Migration tools ship the images from criu's post-dump action script,
-# which criu runs before the plugins' exit(DUMP) (criu/cr-dump.c
-# cr_dump_finish()); lazy migration sends them on at the same point.  The
-# copy made there must be the whole checkpoint: every file as at the end of
-# the dump (but criu's log and statistics), ptimers images included, and
-# restored from it the process checks its timers (threads as pid 1 of its
-# own pid namespace: its leader holds a SIGEV_THREAD_ID timer at itself,
-# which criu alone cannot restore).
-case_post_dump_copy() {
-	local name=post-dump-copy img copy script=$W/post-dump-copy.sh d
-	start "$name" criu threads pidns || return 1
-	img=$D.img copy=$D.copy
-	rm -rf "$copy"
-	printf '#!/bin/sh\n[ "$CRTOOLS_SCRIPT_ACTION" = post-dump ] || exit 0\ncp -a "$CRTOOLS_IMAGE_DIR/." "%s"\n' \
-		"$copy" >"$script"
-	chmod +x "$script"
-	dump "$name" "$img" -- --libdir "$LIBDIR" --action-script "$script" || { kill_wait "$PID"; return 1; }
-	d=$(diff -rq -x dump.log -x dump.out -x 'stats-*' "$copy" "$img" 2>&1)
-	check "$name/copy-complete" "the post-dump copy differs from the finished dump: $(echo "$d" | head -n 3 | tr '\n' ' ')" \
-		test -z "$d"
-	check "$name/copy-has-ptimers-image" "no ptimers-*.img in the post-dump copy: $(ls "$copy" | tr '\n' ' ')" \
-		has_file "$copy/ptimers-*.img"
-	restore "$copy" --libdir "$LIBDIR" -v4 -o restore.log
-	if [ "$RC" -ne 0 ]; then
-		fail "$name/restore" "criu restore of the post-dump copy: exit $RC: $(logtail "$copy/restore.log")"
-		return 1
-	fi
-	pass "$name/restore (${RTIME} s)"
-	collect "$name"
-}
-
-# Lazy migration (test/criu/guest.sh: a kernel with userfaultfd): criu dump
-# --lazy-pages writes every image but the memory, runs the post-dump script
-# (which ships the directory, here a copy), then serves the pages; criu
-# lazy-pages on the copy fetches them for criu restore --lazy-pages.  The
-# plugin's last dump hook runs only after all pages have gone: the copy
-# must restore threads as pid 1 of its own pid namespace (its leader holds
-# a SIGEV_THREAD_ID timer at itself, which criu alone cannot save) with its
-# timers.  A NAME ending in "alone": criu without the plugin, noted.
-# restored_checks NAME HOW: the restored process checks itself: its lines
-# counted, or for criu alone (NAME ending in "alone") one note
-restored_checks() {
-	case $1 in
-	*alone)
-		touch "$D/restored"
-		wait_until 600 test -e "$D/criu.done" && note "criu alone: $1: restored, $(grep -c '^FAIL' "$D/criu.result") of its checks fail"
-		[ -n "$RPID" ] && wait_until 100 gone "$RPID" ;;
-	*)
-		pass "$1/restore (${RTIME} s, $2)"
-		collect "$1" ;;
-	esac
-}
-lazy_or_alone() {  # NAME WHAT: a FAIL, or criu alone's note
-	case $1 in
-	*alone | *alone/*) note "criu alone: $1: $2" ;;
-	*) fail "$1" "$2" ;;
-	esac
-}
-case_lazy() {  # NAME
-	local name=$1 img copy plugin=(--libdir "$LIBDIR") script port=$((27000 + RANDOM % 1000)) dpid lpid drc
-	case $name in *alone) plugin=() ;; esac
-	# lazy pages need userfaultfd with fork and remove events
-	if ! criu check --feature uffd-noncoop >"$W/lazy-check.out" 2>&1; then
-		skip "$name" "this kernel cannot: criu check --feature uffd-noncoop: $(oneline "$W/lazy-check.out" 200)"
-		return 0
-	fi
-	start "$name" criu threads pidns || return 1
-	img=$D.img copy=$D.copy script=$W/$name-copy.sh
-	rm -rf "$img" "$copy" "$copy.ready"
-	mkdir -p "$img"
-	printf '#!/bin/sh\n[ "$CRTOOLS_SCRIPT_ACTION" = post-dump ] || exit 0\ncp -a "$CRTOOLS_IMAGE_DIR/." "%s" && touch "%s.ready"\n' \
-		"$copy" "$copy" >"$script"
-	chmod +x "$script"
-	timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$PID" -D "$img" -v4 -o dump.log --lazy-pages \
-		--address 127.0.0.1 --port "$port" --action-script "$script" "${plugin[@]}" >"$img/dump.out" 2>&1 &
-	dpid=$!
-	if ! wait_until 1200 test -e "$copy.ready"; then
-		lazy_or_alone "$name/dump" "no post-dump copy: $(logtail "$img/dump.log")"
-		kill -KILL "$dpid" 2>/dev/null
-		kill_wait "$PID"
-		return 0
-	fi
-	check_copy_ptimers "$name" "$copy"
-	timeout -s KILL "$CRIU_TIMEOUT" criu lazy-pages -D "$copy" --page-server --address 127.0.0.1 \
-		--port "$port" -v4 -o lazy.log >"$copy/lazy.out" 2>&1 &
-	lpid=$!
-	restore "$copy" --lazy-pages "${plugin[@]}" -v4 -o restore.log
-	wait "$dpid"
-	drc=$?
-	wait "$lpid"
-	if [ "$RC" -ne 0 ] || [ "$drc" -ne 0 ]; then
-		lazy_or_alone "$name/restore" "criu restore --lazy-pages exit $RC, criu dump exit $drc: $(logtail "$copy/restore.log") $(logtail "$img/dump.log")"
-		[ -n "$RPID" ] && kill_wait "$RPID"
-		gone "$PID" || kill_wait "$PID"
-		return 0
-	fi
-	restored_checks "$name" "pages fetched lazily"
-}
-# check_copy_ptimers NAME DIR: the plugin's images are in a copy made at post-dump
-check_copy_ptimers() {
-	case $1 in *alone) return 0 ;; esac
-	check "$1/copy-has-ptimers-image" "no ptimers-*.img in the post-dump copy: $(ls "$2" | tr '\n' ' ')" \
-		has_file "$2/ptimers-*.img"
-}
-has_file() { compgen -G "$1" >/dev/null; }  # PATTERN: a file matches
-
-# Iterative migration (test/criu/guest.sh: a kernel with soft-dirty
-# tracking): criu pre-dump --track-mem while the process runs, then criu
-# dump --track-mem --prev-images-dir, then the restore of the last images.
-# pre-dump calls no plugin hook but init (criu/cr-dump.c
-# cr_pre_dump_tasks()); the dump is the plugin's as ever.  threads as pid 1
-# of its own pid namespace, as for lazy pages.
-case_predump() {  # NAME
-	local name=$1 img pre plugin=(--libdir "$LIBDIR")
-	case $name in *alone) plugin=() ;; esac
-	if ! criu check --feature mem_dirty_track >"$W/track-check.out" 2>&1; then
-		skip "$name" "this kernel cannot: criu check --feature mem_dirty_track: $(oneline "$W/track-check.out" 200)"
-		return 0
-	fi
-	start "$name" criu threads pidns || return 1
-	img=$D.img pre=$D.pre
-	rm -rf "$img" "$pre"
-	mkdir -p "$img" "$pre"
-	if ! timeout -s KILL "$CRIU_TIMEOUT" criu pre-dump -t "$PID" -D "$pre" --track-mem -v4 -o pre-dump.log \
-		"${plugin[@]}" >"$pre/pre-dump.out" 2>&1; then
-		lazy_or_alone "$name/pre-dump" "criu pre-dump failed: $(logtail "$pre/pre-dump.log")"
-		kill_wait "$PID"
-		return 0
-	fi
-	if ! dump "$name" "$img" -- --track-mem --prev-images-dir ../"$(basename "$pre")" "${plugin[@]}" >"$D/dump.msg"; then
-		case $name in *alone) H_FAIL=$((H_FAIL - 1)); note "criu alone: $name: dump failed: $(logtail "$img/dump.log")" ;; *) cat "$D/dump.msg" ;; esac
-		kill_wait "$PID"
-		return 0
-	fi
-	restore "$img" "${plugin[@]}" -v4 -o restore.log
-	if [ "$RC" -ne 0 ]; then
-		lazy_or_alone "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
-		return 0
-	fi
-	restored_checks "$name" "after a pre-dump"
-}
-
-# criu dump --page-server: the memory goes to a criu page-server (here on
-# the same machine, into a directory of its own), everything else, the
-# plugin's images included, to the dump's directory; restored from the two
-# put together.  threads as pid 1 of its own pid namespace.
-case_page_server() {  # NAME
-	local name=$1 img pages port=$((28000 + RANDOM % 1000)) spid
-	start "$name" criu threads pidns || return 1
-	img=$D.img pages=$D.pages
-	rm -rf "$pages"
-	mkdir -p "$pages"
-	timeout -s KILL "$CRIU_TIMEOUT" criu page-server -D "$pages" --address 127.0.0.1 --port "$port" \
-		-v4 -o ps.log >"$pages/ps.out" 2>&1 &
-	spid=$!
-	# listening: a TCP socket in state 0A on the port (no ss in the roots)
-	if ! wait_until 300 grep -qE "^ *[0-9]+: [0-9A-F]+:$(printf '%04X' "$port") [0-9A-F]+:0000 0A " /proc/net/tcp; then
-		fail "$name/page-server" "criu page-server did not start: $(logtail "$pages/ps.log")"
-		kill -KILL "$spid" 2>/dev/null
-		kill_wait "$PID"
-		return 1
-	fi
-	dump "$name" "$img" -- --page-server --address 127.0.0.1 --port "$port" --libdir "$LIBDIR" ||
-		{ kill -KILL "$spid" 2>/dev/null; kill_wait "$PID"; return 1; }
-	wait "$spid"
-	if has_file "$img/pages-*.img" || ! has_file "$pages/pages-*.img"; then
-		fail "$name/pages-on-server" "the pages are not where the page server is: dump $(ls "$img" | tr '\n' ' '); server $(ls "$pages" | tr '\n' ' ')"
-		return 1
-	fi
-	cp "$pages"/pagemap-*.img "$pages"/pages-*.img "$img/"
-	restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
-	if [ "$RC" -ne 0 ]; then
-		fail "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
-		return 1
-	fi
-	pass "$name/restore (${RTIME} s, memory from the page server's directory)"
-	collect "$name"
-}
-
 # One checkpoint of threads as pid 1 of its own pid namespace (its leader's
 # SIGEV_THREAD_ID timer is restored by ptimer: criu saves it aimed at the
 # process), restored twice at the same time, each copy in a pid namespace of
@@ -1001,10 +822,12 @@ case_stress() {  # NAME [DUMP-ENV]...
 # test/lib/flavour-criu.sh), then this suite's own: the criu-mode settings
 # and their fallbacks, criu alone on the exited-thread timer, rseq, a
 # plugin dump restored without the plugin (mix's image, a LIST case),
-# user namespaces, the stripped core image, what criu hands a checkpoint to
-# (post-dump copies, lazy pages, pre-dump, page server), pid-namespace
-# leaders that exit, image reuse, concurrent restores, stress-ng.
-mapfile -t CASES < <(drive_words criu criu-takeover criu-strict criu-native criu-pidns criu-alone)
+# user namespaces, the stripped core image, pid-namespace
+# leaders that exit, image reuse, concurrent restores, stress-ng.  (What
+# criu hands a checkpoint to, post-dump copies, page server, lazy pages and
+# pre-dump, are criu flavours: test/lib/flavour-criu.sh.)
+mapfile -t CASES < <(drive_words criu criu-takeover criu-strict criu-native criu-pidns criu-alone \
+	criu-post-dump-copy criu-page-server)
 CASES+=(
 	case_auto_fallback
 	case_conf
@@ -1016,8 +839,6 @@ CASES+=(
 	case_stress:native-stress:PTIMER_CRIU_MODE=native
 	case_stress:stress-alone
 	case_core_strip
-	case_post_dump_copy
-	case_page_server:page-server
 	case_exited_pidns:exited-pidns
 	case_exited_pidns:leave-running-pidns:--leave-running
 	case_failed_dump_pidns
