@@ -52,11 +52,11 @@ arm64)
 	MAKEARCH=(ARCH=arm64)
 	# Each case is a few criu runs; under TCG one dump or restore takes
 	# seconds: a part of test/cases/LIST's criu rounds (drive:CASE:FLAVOUR,
-	# test/lib/driver.sh), then the suite's own cases.
+	# test/lib/driver.sh).
 	CASES=${PTIMER_CRIU_ARM64_CASES:-drive:stride:criu drive:stride:criu-takeover
-drive:sparse100k:criu-takeover case_auto_fallback
+drive:sparse100k:criu-takeover drive:auto-fallback:criu
 drive:mix:criu drive:mix:criu-takeover drive:threads:criu drive:threads:criu-pidns
-drive:exited:criu case_exited_alone case_no_plugin
+drive:exited:criu drive:exited-alone:criu drive:no-plugin-restore:criu
 drive:mix:criu-native drive:pending-expiry:criu drive:pending-expiry:criu-alone} ;;
 amd64)
 	B=${3:-$top/build}

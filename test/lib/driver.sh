@@ -57,6 +57,9 @@
 #                   an exited thread comes back as SIGEV_NONE)
 #   case_criu_dump LABEL IMG   optional: more checks of a criu dump with
 #                   the plugin (IMG/dump.log)
+#   case_criu CASE FLAVOUR   optional: the case's own round in the criu
+#                   flavours (the criu suite's special cases: settings,
+#                   failures, reuse), run instead of the common one
 # The role protocol (test/e2e/zdtm_timers.c): the program writes
 # DIR/ROLE.pid, DIR/ROLE.tids (ptimer roles) and then DIR/ROLE.ready; exit
 # 4 before ready is a SKIP (the kernel lacks something); once DIR/restored
@@ -75,7 +78,7 @@ DRIVE_TIME=${DRIVE_TIME:-0}
 case_load() {
 	CASE_NAME=$1 CASE_PROG=zdtm_timers CASE_ARGS= CASE_TAG= CASE_SETUP=setup CASE_VERIFY=verify
 	CASE_PAIRS=no CASE_SAME_TIMERS=yes
-	unset -f case_criu_dump 2>/dev/null
+	unset -f case_criu_dump case_criu 2>/dev/null
 	[ -f "$DRIVE_CASES/$1" ] || return 1
 	. "$DRIVE_CASES/$1"
 }
@@ -160,6 +163,7 @@ drive_lines() {
 	fi
 	cat "$1.lines"
 	tally "$1.lines"
+	return 0
 }
 
 # drive_collect LABEL STATEDIR [TAG]: let a restored criu role check itself

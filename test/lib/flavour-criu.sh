@@ -101,6 +101,10 @@ proc_timers() {
 # again: case_no_plugin takes mix's).
 fl_criu() {
 	local c=$1 fl=$2 name=$1 kind=plain alone= envs= method= img job plugin
+	if command -v case_criu >/dev/null; then
+		case_criu "$c" "$fl"
+		return
+	fi
 	case $fl in
 	criu) ;;
 	criu-native) name=native-$c envs=PTIMER_CRIU_MODE=native ;;
@@ -211,6 +215,33 @@ auto_decision() {
 		fail "$1/auto-decision" "criu $CRIU_VERSION, exact-ID prctl ${want}: the plugin decided '$line'"
 		return 1
 	fi
+}
+
+# ---- what the criu suite's own cases share (test/cases, case_criu) --------
+
+ns_timers() { proc_timers "$1" | sed -E 's#/(tid|pid)\.[0-9]+#/\1#'; }
+ns_same() {  # NAME PID
+	ns_timers "$2" >"$D/timers.$1"
+	if [ -s "$D/timers.before" ] && cmp -s "$D/timers.before" "$D/timers.$1"; then
+		pass "$name/$1: the $(wc -l <"$D/timers.before") timers of the original"
+	else
+		fail "$name/$1" "original: $(tr '\n' ';' <"$D/timers.before") restored: $(tr '\n' ';' <"$D/timers.$1")"
+	fi
+}
+
+restored_same() {  # NAME IMG
+	local name=$1 img=$2
+	if [ "$RC" -ne 0 ]; then
+		fail "$name" "criu restore exit $RC: $(logtail "$img/restore.log")"
+		return 1
+	fi
+	proc_timers "$RPID" >"$D/timers.after"
+	if cmp -s "$D/timers.before" "$D/timers.after"; then
+		pass "$name: $(wc -l <"$D/timers.after") timers as before the dump (${RTIME} s)"
+	else
+		fail "$name" "/proc/PID/timers differ: $(diff "$D/timers.before" "$D/timers.after" | grep '^[<>]' | head -n 4 | tr '\n' ' ')"
+	fi
+	kill_wait "$RPID"
 }
 
 # ---- what criu hands a checkpoint to: the flavours criu-post-dump-copy,
