@@ -48,7 +48,7 @@ pkgs_build() {
 # N being the version Debian's clang depends on: 14 on Debian 12, 19 on 13);
 # debootstrap for the criu, container and zdtm roots (test/criu/roots.sh),
 # xz-utils for zdtm's source tarball (test/criu/zdtm.sh); groff and mandoc
-# for the man page checks (test/e2e/cases/cli.sh); file for the cross
+# for the man page checks (test/cases/cli.sh); file for the cross
 # build's check (test/cross.sh); the kernel matrix's qemu, busybox and cpio.
 pkgs_check() {
 	echo clang debootstrap xz-utils groff-base mandoc file

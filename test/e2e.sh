@@ -1,58 +1,40 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/e2e.sh BUILD - ptimer end to end: real processes, real dumps, real
-# restores.  Runs every case file test/e2e/cases/NAME.sh (each its own
-# process, scratch directory and fixtures: `bash test/e2e/cases/NAME.sh BUILD`
-# from the top of the checkout, sourcing test/lib/harness.sh and
-# test/e2e/lib.sh) in name order.
+# test/e2e.sh BUILD - ptimer end to end on the host: real processes, real
+# dumps, real restores.  Prepares (the build's programs, root, a scratch
+# directory: test/e2e/lib.sh) and runs test/cases/LIST's rounds in the
+# host's flavours through the case driver (test/lib/driver.sh): host (the
+# case's own script, test/cases/NAME.sh, a process of its own), ptimer,
+# ptimer-exact, ptimer-linear and ptimer-pidns (where unshare -pf works).
 #
-# Output, as kselftest prints it: the plan "1..N" (N cases) first, each
-# case's PASS/FAIL/SKIP lines (the verify processes' included) and "# ..."
-# information, then "ok K NAME" or "not ok K NAME", and last the totals line
-# "# e2e: N passed, N failed, N skipped" (checks).  A case that exits non-zero
-# without a FAIL line counts as one FAIL.  Exit 1 when anything failed.
-# Needs root (ptrace, the exact-ID prctl).  No terminal, no stdin needed.
+# Output, as kselftest prints it: the plan "1..N" (N rounds) first, each
+# round's PASS/FAIL/SKIP lines (the verify processes' included) and "# ..."
+# information, then "ok K ROUND" or "not ok K ROUND", and last the totals
+# line "# e2e: N passed, N failed, N skipped" (checks).  Exit 1 when
+# anything failed.  Needs root (ptrace, the exact-ID prctl).  No terminal,
+# no stdin needed.
 #
 # Environment:
-#   PTIMER_E2E_CASES   the cases to run, by name, separated by spaces
-#                      ("linear-counter taken-id"); default: every file
+#   PTIMER_CASES   the cases to run, by name, separated by spaces
+#                  ("linear-counter taken-id mix"); default: every case
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/test/lib/harness.sh"
 . "$TOP/test/e2e/lib.sh"
+DRIVE_TOP=$TOP DRIVE_BUILD=$B
 
-cases=()
-if [ -n "${PTIMER_E2E_CASES:-}" ]; then
-	for c in $PTIMER_E2E_CASES; do
-		c=${c%.sh}
-		if [ ! -f "$TOP/test/e2e/cases/$c.sh" ]; then
-			fail "e2e/$c" "no case test/e2e/cases/$c.sh"
-			continue
-		fi
-		cases+=("$c")
-	done
+for c in ${PTIMER_CASES:-}; do
+	grep -qE "^$c[[:space:]]" "$DRIVE_CASES/LIST" || fail "e2e/$c" "no case '$c' in test/cases/LIST"
+done
+flavours="host ptimer ptimer-exact ptimer-linear"
+if unshare -pf true 2>/dev/null; then
+	flavours="$flavours ptimer-pidns"
 else
-	for c in "$TOP"/test/e2e/cases/*.sh; do
-		[ -f "$c" ] && cases+=("$(basename "$c" .sh)")
-	done
+	skip "pidns" "unshare -pf does not work here: no ptimer-pidns rounds"
 fi
-
-plan "${#cases[@]}"
 info "ptimer e2e: $PT, kernel $(uname -r)"
 "$PT" check 2>&1 | sed 's/^/# check: /'
-
-k=0
-for c in "${cases[@]}"; do
-	k=$((k + 1))
-	info "case $c"
-	out=$TMP/case.$c.out
-	(cd "$TOP" && bash "test/e2e/cases/$c.sh" "$B") </dev/null 2>&1 | tee "$out"
-	rc=${PIPESTATUS[0]}
-	f=$H_FAIL
-	tally "$out"
-	[ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$out" &&
-		fail "$c/exit" "test/e2e/cases/$c.sh exited with status $rc and printed no FAIL line"
-	if [ "$H_FAIL" -eq "$f" ]; then echo "ok $k $c"; else echo "not ok $k $c"; fi
-done
+# shellcheck disable=SC2046
+run_cases $(drive_words $flavours)
 totals e2e

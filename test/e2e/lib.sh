@@ -5,8 +5,8 @@
 # ptimer_run, ...): the build's programs, a scratch directory removed at exit,
 # background processes (bg_add) killed at exit, and the helpers below.
 # Sourced after test/lib/harness.sh by test/e2e.sh and by each
-# test/e2e/cases/NAME.sh, run as
-#   bash test/e2e/cases/NAME.sh BUILD      (from the top of the checkout)
+# test/cases/NAME.sh, run as
+#   bash test/cases/NAME.sh BUILD      (from the top of the checkout)
 #
 # Sets: TOP (the checkout), FIX (test/e2e/fixtures), B (the build directory,
 # absolute), PT (ptimer), ZT (zdtm_timers), TMP (scratch directory), and

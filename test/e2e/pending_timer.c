@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * pending_timer ROLE DIR - timers whose signal is queued and not delivered
- * (blocked), for test/e2e/cases/pending_expiry.sh.
+ * (blocked), for test/cases/pending-expiry.sh.
  *   setup: block SIGRTMIN..SIGRTMIN+2; a one-shot timer (SIGRTMIN,
  *     1 ms), a periodic one (SIGRTMIN+1, first after 2 ms, then every
  *     100 ms) and a periodic one aimed at the main thread (SIGEV_THREAD_ID,

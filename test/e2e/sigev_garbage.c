@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * sigev_garbage ROLE DIR - SIGEV_NONE timers whose sigev_signo was left
- * uninitialised, for test/e2e/cases/garbage_signo.sh.
+ * uninitialised, for test/cases/garbage-signo.sh.
  *   setup: create three SIGEV_NONE timers with sigev_signo 65, -7 and 12345
  *     and a garbage sival each (the kernel keeps both verbatim,
  *     kernel/time/posix-timers.c good_sigevent()), arm the middle one for

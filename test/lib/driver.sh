@@ -17,6 +17,10 @@
 #   drive CASE FLAVOUR        one round: PASS/FAIL/SKIP lines
 #
 # Flavours (the label each check's name starts with, in brackets):
+#   host            the case's own script, test/cases/CASE.sh, on the host:
+#                   what a standalone ptimer owes beyond a round (refusals,
+#                   controls, interrupted runs, the command line) [the
+#                   script's own names]
 #   ptimer          ptimer dump of the running program (setup role), the
 #                   process killed, ptimer restore --mode auto into a fresh
 #                   one (verify role), which checks itself [CASE.auto]
@@ -68,19 +72,24 @@
 #
 # The environment sets: DRIVE_CASES (the case files), DRIVE_BIN (the test
 # programs), DRIVE_W (scratch: a round works in DRIVE_W/LABEL), PT (ptimer,
-# for the ptimer flavours); DRIVE_TIME=1 prints "TIME LABEL WALL-S
+# for the ptimer flavours), DRIVE_TOP and DRIVE_BUILD (the checkout and the
+# build directory, for the host flavour); DRIVE_TIME=1 prints "TIME LABEL WALL-S
 # PTIMER-MS MODE" after each ptimer restore (the kernel matrix's table).
 
 DRIVE_TIME=${DRIVE_TIME:-0}
 
 # case_load NAME: reset the CASE_* variables, then read DRIVE_CASES/NAME;
-# status 1 when there is no such case.
+# status 1 when there is no such case (neither NAME nor NAME.sh).
 case_load() {
 	CASE_NAME=$1 CASE_PROG=zdtm_timers CASE_ARGS= CASE_TAG= CASE_SETUP=setup CASE_VERIFY=verify
 	CASE_PAIRS=no CASE_SAME_TIMERS=yes
 	unset -f case_criu_dump case_criu 2>/dev/null
-	[ -f "$DRIVE_CASES/$1" ] || return 1
-	. "$DRIVE_CASES/$1"
+	if [ -f "$DRIVE_CASES/$1" ]; then
+		. "$DRIVE_CASES/$1"
+	else
+		# a case with only a script of its own (flavour host)
+		[ -f "$DRIVE_CASES/$1.sh" ]
+	fi
 }
 
 # drive_words FLAVOUR...: "drive:CASE:FLAVOUR" for every case of LIST and
@@ -101,6 +110,7 @@ drive() {
 		return 1
 	fi
 	case $2 in
+	host) fl_host "$1" ;;
 	ptimer) fl_ptimer "$1.auto" auto "" ;;
 	ptimer-exact) fl_ptimer "$1.exact" exact "" ;;
 	ptimer-linear) fl_ptimer "$1.linear" linear "" ;;
@@ -266,6 +276,26 @@ pairs_shown() {
 }
 
 # ---- the ptimer flavours ------------------------------------------------------
+
+# fl_host CASE: the case's own script on the host, DRIVE_CASES/CASE.sh, run
+# as `bash DRIVE_CASES/CASE.sh DRIVE_BUILD` from the top of the checkout
+# (DRIVE_TOP), a process of its own; its PASS/FAIL/SKIP lines shown and
+# counted.  A script that exits non-zero without a FAIL line is one FAIL.
+fl_host() {
+	_d_out=$DRIVE_W/host.$1.out
+	if [ ! -f "$DRIVE_CASES/$1.sh" ]; then
+		fail "$1" "no script $DRIVE_CASES/$1.sh for the host flavour"
+		return 1
+	fi
+	{ (cd "$DRIVE_TOP" && bash "$DRIVE_CASES/$1.sh" "$DRIVE_BUILD") </dev/null 2>&1; echo "$?" >"$_d_out.rc"; } |
+		tee "$_d_out"
+	tally "$_d_out"
+	_d_rc=$(cat "$_d_out.rc")
+	if [ "$_d_rc" -ne 0 ] && ! grep -q '^FAIL ' "$_d_out"; then
+		fail "$1/exit" "$DRIVE_CASES/$1.sh exited with status $_d_rc and printed no FAIL line"
+	fi
+	return 0
+}
 
 # fl_ptimer LABEL MODE [pidns]: the case's setup role, ptimer dump (the
 # source untouched, the image what /proc said and what show --json |

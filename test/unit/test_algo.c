@@ -2,7 +2,7 @@
 /*
  * The in-target restore algorithm (restorer/algo.c) against the simulated
  * kernel (test/unit/simkernel.c): exact-ID and linear restore, the
- * linear-counter, sparse-million and global-ids cases (test/e2e/cases/
+ * linear-counter, sparse-million and global-ids cases (test/cases/
  * linear-counter.sh and test/qemu/guest-suite.sh run the first two on real
  * kernels), probing,
  * reading timers, failures and rollback.  Every check prints PASS/FAIL.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests for images/: binary image write/read, framing refusals, field
- * validation (as test/e2e/cases/invalid-values.sh checks end to end), JSON
+ * validation (as test/cases/invalid-values.sh checks end to end), JSON
  * round trip and refusals, ptimer_image_find, and the show/name helpers.
  * Each check prints one PASS/FAIL line (check.h); exit status 1 on failure.
  */

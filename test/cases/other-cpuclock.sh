@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/e2e/cases/other-cpuclock.sh BUILD - a timer on another process's CPU
+# test/cases/other-cpuclock.sh BUILD - a timer on another process's CPU
 # clock (test/e2e/other_cpuclock.c): dump refuses, naming that pid, and writes
 # no image.
 set -u

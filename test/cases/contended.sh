@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/e2e/cases/contended.sh BUILD - two ptimers on one target: the second is
+# test/cases/contended.sh BUILD - two ptimers on one target: the second is
 # refused (already traced) and writes nothing, the first (a linear restore of
 # test/e2e/fixtures/sparse.json) finishes.
 set -u

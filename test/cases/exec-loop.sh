@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/e2e/cases/exec-loop.sh BUILD - 20 dumps of a process that execs a new
+# test/cases/exec-loop.sh BUILD - 20 dumps of a process that execs a new
 # program every ~2 ms (test/e2e/exec_loop.c), each creating one timer: an
 # image holds that timer or nothing (stopped between exec and timer_create);
 # the ID counter survives exec (it lives in signal_struct), so any one ID will

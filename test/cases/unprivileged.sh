@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/e2e/cases/unprivileged.sh BUILD - an unprivileged ptimer (uid 65534):
+# test/cases/unprivileged.sh BUILD - an unprivileged ptimer (uid 65534):
 # another user's process is refused naming CAP_SYS_PTRACE; its own process
 # dumps.
 set -u

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/e2e/cases/cli.sh BUILD - the command line as a user meets it:
+# test/cases/cli.sh BUILD - the command line as a user meets it:
 # --version, help per command, one-line usage errors (exit 2) for options of
 # other commands and extra arguments, hints that fit the command, restore
 # from an image file, check's exit status for an unprivileged caller, the
@@ -11,7 +11,7 @@
 # (finished, 0).
 
 set -u
-TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/test/lib/harness.sh"
 . "$TOP/test/e2e/lib.sh"
 

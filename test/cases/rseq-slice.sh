@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/e2e/cases/rseq-slice.sh BUILD - rseq time-slice extension on this
+# test/cases/rseq-slice.sh BUILD - rseq time-slice extension on this
 # kernel: dump a 2-thread process (test/e2e/rseq_threads.c), check the
 # "threads" of show --json against what each thread reports itself, then an
 # image edited to say "enabled": require refuses before touching the target,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/e2e/cases/corrupt-image.sh BUILD - a real image of the mix scenario,
+# test/cases/corrupt-image.sh BUILD - a real image of the mix scenario,
 # corrupted by hand six ways (bad magic, truncated, trailing bytes, a huge or
 # a short entry length, an empty file), is refused before the target is
 # touched.

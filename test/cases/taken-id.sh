@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/e2e/cases/taken-id.sh BUILD - the target already holds ID 3 of the
+# test/cases/taken-id.sh BUILD - the target already holds ID 3 of the
 # image (test/e2e/fixtures/linear-counter.json, IDs 0, 3, 9): restore is
 # refused in either mode, naming ID 3, the target unchanged.
 set -u

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/e2e/cases/dump-full.sh BUILD - dump into a full file system and into a
+# test/cases/dump-full.sh BUILD - dump into a full file system and into a
 # read-only one: one line naming the file and the reason, nothing left behind,
 # the process running.
 set -u

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/e2e/cases/linear-counter.sh BUILD - an image with IDs 0, 3, 9
+# test/cases/linear-counter.sh BUILD - an image with IDs 0, 3, 9
 # (test/e2e/fixtures/linear-counter.json: the timers of zdtm_timers'
 # offset-target scenario, SIGRTMIN is 34 with glibc) into a target whose ID
 # counter stands at 5: linear mode cannot reach 0 and 3 and must refuse before

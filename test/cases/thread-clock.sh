@@ -14,9 +14,9 @@
 # fail).  --mode linear can make them in the main thread only, and says so
 # for each.  A target without the image's thread (no --tid-map): refused.
 #
-#   bash test/e2e/cases/thread-clock.sh BUILD
+#   bash test/cases/thread-clock.sh BUILD
 set -u
-TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/test/lib/harness.sh"
 . "$TOP/test/e2e/lib.sh"
 

@@ -8,7 +8,7 @@
 # process must give /proc/PID/timers the same lines (IDs, signal, sival,
 # notification, clock), and the armed one its time back.
 set -u
-TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/test/lib/harness.sh"
 . "$TOP/test/e2e/lib.sh"
 

@@ -9,9 +9,9 @@
 # code in that thread).  aborts > 0 shows the loop really runs in a section
 # that the kernel aborts.
 #
-#   bash test/e2e/cases/rseq-critical-section.sh BUILD
+#   bash test/cases/rseq-critical-section.sh BUILD
 set -u
-TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/test/lib/harness.sh"
 . "$TOP/test/e2e/lib.sh"
 

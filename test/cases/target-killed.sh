@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/e2e/cases/target-killed.sh BUILD - the multi-threaded target of a
+# test/cases/target-killed.sh BUILD - the multi-threaded target of a
 # linear restore (test/e2e/fixtures/sparse.json) is killed mid-restore: ptimer
 # says so in one line within seconds, no hang.  The kill lands at several
 # moments (PTIMER_KILL_AT, seconds after the restore starts): inside the

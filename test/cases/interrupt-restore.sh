@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/e2e/cases/interrupt-restore.sh BUILD - SIGTERM and SIGINT to a linear
+# test/cases/interrupt-restore.sh BUILD - SIGTERM and SIGINT to a linear
 # restore of test/e2e/fixtures/sparse.json (IDs 1,000,000 and 2,000,000: 2
 # million create/delete pairs, seconds) after ~1 s: it rolls back between
 # chunks and exits non-zero; the target is as before, running.

@@ -8,9 +8,9 @@
 # process whose every thread has exited (a zombie waiting for its parent)
 # is refused with a message that says so.
 #
-#   bash test/e2e/cases/exited-leader.sh BUILD
+#   bash test/cases/exited-leader.sh BUILD
 set -u
-TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/test/lib/harness.sh"
 . "$TOP/test/e2e/lib.sh"
 

@@ -6,9 +6,9 @@
 # progress), the image written and the timers restored all the same; an
 # error still comes, one line.  Without -q the summary line is there.
 #
-#   bash test/e2e/cases/quiet.sh BUILD
+#   bash test/cases/quiet.sh BUILD
 set -u
-TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/test/lib/harness.sh"
 . "$TOP/test/e2e/lib.sh"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/e2e/cases/thread-id.sh BUILD - a real image of the mix scenario aims a
+# test/cases/thread-id.sh BUILD - a real image of the mix scenario aims a
 # timer at the dumped process's second thread: restored into a two-thread
 # target without --tid-map, or mapped to a tid that is no thread of the
 # target, restore must refuse, say which tid, and leave the target as it was.

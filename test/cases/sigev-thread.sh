@@ -16,9 +16,9 @@
 #    warning; --force-signals: restored.
 # Every refusal leaves the target untouched: no timers, running, alive.
 #
-#   bash test/e2e/cases/sigev-thread.sh BUILD
+#   bash test/cases/sigev-thread.sh BUILD
 set -u
-TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/test/lib/harness.sh"
 . "$TOP/test/e2e/lib.sh"
 

@@ -8,9 +8,9 @@
 # regs.h).  Three dumps, then sve_hold checks z0 and p1 itself.  SKIP on
 # x86_64 and on aarch64 CPUs without SVE.
 #
-#   bash test/e2e/cases/sve-state.sh BUILD
+#   bash test/cases/sve-state.sh BUILD
 set -u
-TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/test/lib/harness.sh"
 . "$TOP/test/e2e/lib.sh"
 

@@ -18,9 +18,9 @@
 # process then restores every timer.
 # PTIMER_KILLS=N changes the 20.
 #
-#   bash test/e2e/cases/kill-ptimer.sh BUILD
+#   bash test/cases/kill-ptimer.sh BUILD
 set -u
-TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/test/lib/harness.sh"
 . "$TOP/test/e2e/lib.sh"
 

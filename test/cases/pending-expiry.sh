@@ -8,7 +8,7 @@
 # restore makes the kernel queue each one again: the restored process takes
 # the one-shot's expiry exactly once.
 set -u
-TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/test/lib/harness.sh"
 . "$TOP/test/e2e/lib.sh"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/e2e/cases/thread-churn.sh BUILD - 20 dumps of a process whose threads
+# test/cases/thread-churn.sh BUILD - 20 dumps of a process whose threads
 # come and go (test/e2e/thread_churn.c), its one timer, id 0, aimed at the
 # process (race_dumps, test/e2e/lib.sh).  Only what happens while the process
 # is stopped can make an image stale, and nothing happens then: all 20 dumps

@@ -6,9 +6,9 @@
 # left stopped as it was: every thread still in state T afterwards, for a plain process and for one whose
 # leader has exited; after SIGCONT it runs and holds the timers.
 #
-#   bash test/e2e/cases/stopped-process.sh BUILD
+#   bash test/cases/stopped-process.sh BUILD
 set -u
-TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
 . "$TOP/test/lib/harness.sh"
 . "$TOP/test/e2e/lib.sh"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# test/e2e/cases/invalid-values.sh BUILD - encode refuses out-of-range values,
+# test/cases/invalid-values.sh BUILD - encode refuses out-of-range values,
 # naming the field and the timer, and writes no image.  The JSON fixtures in
 # test/e2e/fixtures/invalid-values/ hold one timer, id 777; ok.json is valid,
 # each other breaks one field (dupid.json: a second timer with id 777).
