@@ -130,25 +130,6 @@ make_mix_image() {
 	fi
 }
 
-# refused NAME OUT: ptimer (PT_RC, OUT.err) exited non-zero with exactly one
-# line on stderr: NAME-refused, NAME-one-line-error.
-refused() {
-	local name=$1 out=$2 n
-	n=$(grep -c . "$out.err")
-	if [ "$PT_RC" -eq 0 ]; then
-		fail "$name-refused" "ptimer exited 0 (stdout: $(oneline "$out"))"
-		return 1
-	fi
-	if [ "$PT_RC" -ge 124 ]; then
-		fail "$name-refused" "ptimer exit $PT_RC (timeout or signal): $(oneline "$out.err")"
-		return 1
-	fi
-	pass "$name-refused"
-	info "$name: exit $PT_RC: $(oneline "$out.err")"
-	check "$name-one-line-error" "$n lines on stderr, want 1: $(oneline "$out.err")" [ "$n" -eq 1 ]
-	return 0
-}
-
 # names FILE WORD...: every WORD appears as a word in FILE.
 names() {
 	local f=$1 w

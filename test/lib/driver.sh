@@ -64,6 +64,8 @@
 #   case_criu CASE FLAVOUR   optional: the case's own round in the criu
 #                   flavours (the criu suite's special cases: settings,
 #                   failures, reuse), run instead of the common one
+#   case_guest CASE FLAVOUR  the same in the guest flavours (images written
+#                   as JSON, refusals; POSIX sh, busybox runs it)
 # The role protocol (test/e2e/zdtm_timers.c): the program writes
 # DIR/ROLE.pid, DIR/ROLE.tids (ptimer roles) and then DIR/ROLE.ready; exit
 # 4 before ready is a SKIP (the kernel lacks something); once DIR/restored
@@ -83,7 +85,7 @@ DRIVE_TIME=${DRIVE_TIME:-0}
 case_load() {
 	CASE_NAME=$1 CASE_PROG=zdtm_timers CASE_ARGS= CASE_TAG= CASE_SETUP=setup CASE_VERIFY=verify
 	CASE_PAIRS=no CASE_SAME_TIMERS=yes
-	unset -f case_criu_dump case_criu 2>/dev/null
+	unset -f case_criu_dump case_criu case_guest 2>/dev/null
 	if [ -f "$DRIVE_CASES/$1" ]; then
 		. "$DRIVE_CASES/$1"
 	else
@@ -115,8 +117,14 @@ drive() {
 	ptimer-exact) fl_ptimer "$1.exact" exact "" ;;
 	ptimer-linear) fl_ptimer "$1.linear" linear "" ;;
 	ptimer-pidns) fl_ptimer "$1.auto.pidns" auto pidns ;;
-	guest) fl_ptimer "$1.auto" auto "" ;;
-	guest-linear) fl_ptimer "$1.linear" linear "" ;;
+	guest | guest-linear)
+		if command -v case_guest >/dev/null 2>&1; then
+			case_guest "$1" "$2"
+		elif [ "$2" = guest ]; then
+			fl_ptimer "$1.auto" auto ""
+		else
+			fl_ptimer "$1.linear" linear ""
+		fi ;;
 	criu | criu-*)
 		if command -v fl_criu >/dev/null 2>&1; then
 			fl_criu "$1" "$2"
@@ -359,4 +367,86 @@ fl_ptimer() {
 	if _d_why=$(not_stopped "$vpid"); then pass "$label/target-not-stopped"; else fail "$label/target-not-stopped" "$_d_why"; fi
 	[ "$mode" = linear ] && [ "$CASE_PAIRS" = yes ] && pairs_shown "$label" "$dir" "$t0" "$t1"
 	finish_verify "$dir" "$vjob"
+}
+
+# refused NAME OUT [WORD...]: ptimer (PT_RC, OUT.err) exited non-zero, not
+# by a timeout or a signal, with exactly one line on stderr: NAME-refused,
+# NAME-one-line-error; with WORDs, NAME-names-ids: the line names each.
+# Status 1 when it was not refused.
+refused() {
+	local name=$1 out=$2 n w ok=1
+	shift 2
+	n=$(grep -c . "$out.err")
+	if [ "$PT_RC" -eq 0 ]; then
+		fail "$name-refused" "ptimer exited 0 (stdout: $(oneline "$out"))"
+		return 1
+	fi
+	if [ "$PT_RC" -ge 124 ]; then
+		fail "$name-refused" "ptimer exit $PT_RC (timeout or signal): $(oneline "$out.err")"
+		return 1
+	fi
+	pass "$name-refused"
+	info "$name: exit $PT_RC: $(oneline "$out.err")"
+	check "$name-one-line-error" "$n lines on stderr, want 1: $(oneline "$out.err")" [ "$n" -eq 1 ]
+	[ $# -eq 0 ] && return 0
+	for w; do grep -qw -- "$w" "$out.err" || ok=0; done
+	check "$name-names-ids" "stderr does not name all of '$*': $(oneline "$out.err")" [ "$ok" = 1 ]
+	return 0
+}
+
+# ---- hand-written images (the guests' own cases) -------------------------------
+
+# encode_json NAME DIR JSON-FILE: DIR/ptimers-4242.img from a hand-written
+# JSON image; FAIL NAME/encode when ptimer encode refuses it.
+encode_json() {
+	ptimer_run "$2/encode.out" 30 encode -i "$3" -o "$2/ptimers-4242.img"
+	[ "$PT_RC" -eq 0 ] && return 0
+	fail "$1/encode" "ptimer encode -i $3: exit $PT_RC: $(oneline "$2/encode.out.err")"
+	return 1
+}
+
+# timer_json ID CLOCK NOTIFY SIGNO SIVAL VSEC ISEC: one image timer (pid 4242)
+timer_json() {
+	printf '{"id":%s,"clock_id":%s,"sigev_notify":%s,"signo":%s,"sival":%s,"notify_tid":4242,"it_value":{"sec":%s,"nsec":0},"it_interval":{"sec":%s,"nsec":0},"overrun":0}' "$@"
+}
+
+# fields FILE: "id clock notify signo sival isec insec vsec" per timer of a
+# `ptimer show --json` (one key a line)
+fields() {
+	awk -F': *' '
+	function v(s) { gsub(/[ ,"]/, "", s); return s }
+	/"id":/ { id = v($2) } /"clock_id":/ { c = v($2) } /"sigev_notify":/ { n = v($2) }
+	/"signo":/ { s = v($2) } /"sival":/ { sv = v($2) }
+	/"it_value":/ { w = "v" } /"it_interval":/ { w = "i" }
+	/"sec":/ { sec[w] = v($2) } /"nsec":/ { nsec[w] = v($2) }
+	/"overrun":/ { print id, c, n, s, sv, sec["i"], nsec["i"], sec["v"] }' "$1"
+}
+
+# check_restored NAME DIR VPID: VPID holds the timers of DIR/want.f (fields
+# of the image), by /proc/VPID/timers and by dumping VPID again: every field
+# as in the image, values not larger and still armed.
+check_restored() {
+	local name=$1 dir=$2 vpid=$3 ids want
+	want=$(awk '{ print $1 }' "$dir/want.f" | sort -n | tr '\n' ' ')
+	ids=$(ids_of_proc "/proc/$vpid/timers")
+	[ "$ids" = "$want" ] && pass "$name/ids" || fail "$name/ids" "/proc/$vpid/timers: '$(echo "$ids" | cut -c1-120)', want '$(echo "$want" | cut -c1-120)'"
+	mkdir -p "$dir/again"
+	ptimer_run "$dir/again/dump.out" 60 dump -t "$vpid" -D "$dir/again"
+	if [ "$PT_RC" -ne 0 ]; then
+		fail "$name/redump" "exit $PT_RC: $(oneline "$dir/again/dump.out.err")"
+	else
+		ptimer_run "$dir/got.json" 30 show "$dir/again" --json
+		fields "$dir/got.json" >"$dir/got.f"
+		# all but the value equal; the value at most what it was, > want - 300 s
+		if awk 'NR == FNR { w[$1] = $0; wv[$1] = $8; next }
+			{ g = $0; sub(/ [^ ]*$/, "", g); x = w[$1]; sub(/ [^ ]*$/, "", x)
+			  if (g != x || $8 > wv[$1] || $8 < wv[$1] - 300) { print "timer " $1 ": got " $0 ", want " w[$1]; bad = 1; exit }
+			  n++ }
+			END { if (!bad && n != length(w)) { print n " timers, want " length(w); bad = 1 } exit bad }' \
+			"$dir/want.f" "$dir/got.f" >"$dir/cmp.out"; then
+			pass "$name/fields"
+		else
+			fail "$name/fields" "$(oneline "$dir/cmp.out")"
+		fi
+	fi
 }
