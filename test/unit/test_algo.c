@@ -746,18 +746,14 @@ static void test_probe_keeps_first(void)
 
 int main(void)
 {
-	test_abi_and_op();
-	test_probe();
-	test_probe_keeps_first();
-	test_gettime();
-	test_exact();
-	test_linear_basic();
-	test_linear_counter_case();
-	test_linear_wrap();
-	test_linear_occupied();
-	test_global_ids();
-	test_linear_failures();
-	test_budget();
+	int rc;
+
+	rc = CHECK_RUN(CHECK_TEST(test_abi_and_op), CHECK_TEST(test_probe),
+	               CHECK_TEST(test_probe_keeps_first), CHECK_TEST(test_gettime),
+	               CHECK_TEST(test_exact), CHECK_TEST(test_linear_basic),
+	               CHECK_TEST(test_linear_counter_case), CHECK_TEST(test_linear_wrap),
+	               CHECK_TEST(test_linear_occupied), CHECK_TEST(test_global_ids),
+	               CHECK_TEST(test_linear_failures), CHECK_TEST(test_budget));
 	simk_reset();
-	return CHECK_EXIT();
+	return rc;
 }

@@ -181,8 +181,6 @@ out:
 
 int main(void)
 {
-	test_rewind_cases();
-	test_stub_regs();
-	test_live();
-	return CHECK_EXIT();
+	return CHECK_RUN(CHECK_TEST(test_rewind_cases), CHECK_TEST(test_stub_regs),
+	                 CHECK_TEST(test_live));
 }

@@ -424,13 +424,38 @@ static void test_stub(void)
 
 /* argv[1] "ends": only the stub and the ends without a tracer, which need
  * nothing of the kernel's timers (test/cross.sh runs them under qemu-user) */
+/* the region the blob runs in, and what the probe found: the tests' state */
+static struct region the_region;
+static int have_prctl;
+static int32_t probe_id;
+
+static void test_map(void)
+{
+	if (region_map(&the_region)) {
+		FAIL("blob: map region", "%s", strerror(errno));
+		exit(check_exit());
+	}
+	CHECK("blob: size is a multiple of 4096 and entry is offset 0",
+	      blob_len() % PAGE == 0 && blob_len() > 0, "%zu bytes", blob_len());
+}
+
+static void test_probe_all(void) { test_probe(&the_region, &have_prctl, &probe_id); }
+
+static void test_exact_ids(void)
+{
+	if (have_prctl)
+		test_exact(&the_region);
+	else
+		SKIP("blob exact", "PR_TIMER_CREATE_RESTORE_IDS not supported (kernel before 6.15)");
+}
+
+static void test_linear_all(void) { test_linear(&the_region); }
+static void test_resume_all(void) { test_resume(&the_region); }
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa;
-	struct region r;
 	sigset_t set;
-	int have_prctl;
-	int32_t probe_id;
 
 	printf("# blob of %zu bytes on the running kernel\n", blob_len());
 	memset(&sa, 0, sizeof(sa));
@@ -441,25 +466,9 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 
-	if (region_map(&r)) {
-		FAIL("blob: map region", "%s", strerror(errno));
-		return CHECK_EXIT();
-	}
-	CHECK("blob: size is a multiple of 4096 and entry is offset 0",
-	      blob_len() % PAGE == 0 && blob_len() > 0, "%zu bytes", blob_len());
-	if (argc > 1 && !strcmp(argv[1], "ends")) {
-		test_stub();
-		test_resume(&r);
-		return CHECK_EXIT();
-	}
-
-	test_probe(&r, &have_prctl, &probe_id);
-	if (have_prctl)
-		test_exact(&r);
-	else
-		SKIP("blob exact", "PR_TIMER_CREATE_RESTORE_IDS not supported (kernel before 6.15)");
-	test_linear(&r);
-	test_stub();
-	test_resume(&r);
-	return CHECK_EXIT();
+	/* "ends": the parts a foreign architecture runs under qemu-user (test/cross.sh) */
+	if (argc > 1 && !strcmp(argv[1], "ends"))
+		return CHECK_RUN(CHECK_TEST(test_map), CHECK_TEST(test_stub), CHECK_TEST(test_resume_all));
+	return CHECK_RUN(CHECK_TEST(test_map), CHECK_TEST(test_probe_all), CHECK_TEST(test_exact_ids),
+			 CHECK_TEST(test_linear_all), CHECK_TEST(test_stub), CHECK_TEST(test_resume_all));
 }

@@ -46,7 +46,7 @@ static void verdict(const char *name, const struct ptimer_attach_facts *f, int w
 	PASS(name);
 }
 
-int main(void)
+static void test_attach(void)
 {
 	struct ptimer_attach_facts f;
 	struct ptimer_err err;
@@ -54,7 +54,6 @@ int main(void)
 	int status, r;
 	char want[64];
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int scope = -1; scope <= 1; scope++) {
 		char name[64];
 
@@ -90,8 +89,10 @@ int main(void)
 
 	/* real children */
 	child = fork();
-	if (child < 0)
-		return 1;
+	if (child < 0) {
+		FAIL("caps/fork", "%s", strerror(errno));
+		return;
+	}
 	if (child == 0) {
 		for (;;)
 			pause();
@@ -108,5 +109,11 @@ int main(void)
 	}
 	kill(child, SIGKILL);
 	waitpid(child, &status, __WALL);
-	return CHECK_EXIT();
+	return;
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return CHECK_RUN(CHECK_TEST(test_attach));
 }

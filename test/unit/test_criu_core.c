@@ -121,7 +121,7 @@ static int count_entries(const char *dir)
 	return n;
 }
 
-int main(void)
+static void test_strip(void)
 {
 	char dir[] = "/tmp/ptimer-test-criu-core-XXXXXX", path[300];
 	struct ptimer_err err = { "" };
@@ -129,10 +129,9 @@ int main(void)
 	struct stat st, st2;
 	int ret;
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!mkdtemp(dir)) {
-		perror("mkdtemp");
-		return 2;
+		FAIL("criu_core: mkdtemp", "%s", strerror(errno));
+		return;
 	}
 	/* criu's mode, as criu writes it */
 	test_strip_keeps_file(dir, 0644, getuid(), getgid());
@@ -156,5 +155,11 @@ int main(void)
 	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
 	if (system(path))
 		fprintf(stderr, "cannot remove %s\n", dir);
-	return CHECK_EXIT();
+	return;
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return CHECK_RUN(CHECK_TEST(test_strip));
 }

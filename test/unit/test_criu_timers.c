@@ -157,7 +157,7 @@ static int32_t thread_cpu_clock(pid_t tid)
 	return (int32_t)((~(uint32_t)tid << 3) | 4 | 2);
 }
 
-int main(void)
+static void test_criu_core(void)
 {
 	char dir[] = "/tmp/ptimer-test-criu-core.XXXXXX", path[256];
 	struct ptimer_criu_core *c = NULL;
@@ -172,8 +172,8 @@ int main(void)
 
 	ptimer_log_set(NULL);
 	if (!mkdtemp(dir)) {
-		perror(dir);
-		return 2;
+		FAIL("criu-core/mkdtemp", "%s: %s", dir, strerror(errno));
+		return;
 	}
 	child = child_with_timer(&child_id);
 	the_child = child;
@@ -193,12 +193,12 @@ int main(void)
 	ret = ptimer_criu_core_open(dir, 1, &c, &err);
 	CHECK("criu-core/open", ret == 0, "%d %s", ret, err.msg);
 	if (ret)
-		return CHECK_EXIT();
+		return;
 	CHECK("criu-core/n-timers", ptimer_criu_core_n_timers(c) == 5, "%u", ptimer_criu_core_n_timers(c));
 	ret = ptimer_criu_core_timers(c, &tm, &n, &err);
 	CHECK("criu-core/timers", ret == 0 && n == 5, "%d n %u %s", ret, n, ret ? err.msg : "");
 	if (ret || n != 5)
-		return CHECK_EXIT();
+		return;
 	CHECK("criu-core/fields", tm[0].timer_id == 120 && tm[0].clock_id == 1 && tm[0].signo == 34 &&
 	      tm[0].sigev_notify == PTIMER_SIGEV_THREAD_ID && tm[0].notify_tid == 2 &&
 	      tm[0].sival == 0x1122334455667788ull + 120 && tm[0].overrun == 120 && tm[0].it_value.sec == 30 &&
@@ -308,6 +308,12 @@ int main(void)
 	the_child = 0;
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
 	if (system(path))
-		return 2;
-	return CHECK_EXIT();
+		FAIL("criu-core/cleanup", "%s failed", path);
+	return;
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return CHECK_RUN(CHECK_TEST(test_criu_core));
 }

@@ -1203,6 +1203,7 @@ static void test_threads(void)
 int main(void)
 {
 	char tmpl[] = "/tmp/ptimer-test-image-XXXXXX";
+	int rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!mkdtemp(tmpl)) {
@@ -1211,19 +1212,12 @@ int main(void)
 	}
 	snprintf(scratch_root, sizeof(scratch_root), "%s", tmpl);
 
-	test_path();
-	test_round_trip();
-	test_mode();
-	test_sparse_many();
-	test_framing();
-	test_write_failures();
-	test_validate();
-	test_json();
-	test_threads();
-	test_find();
-	test_names();
-	test_show();
+	rc = CHECK_RUN(CHECK_TEST(test_path), CHECK_TEST(test_round_trip), CHECK_TEST(test_mode),
+	               CHECK_TEST(test_sparse_many), CHECK_TEST(test_framing),
+	               CHECK_TEST(test_write_failures), CHECK_TEST(test_validate),
+	               CHECK_TEST(test_json), CHECK_TEST(test_threads), CHECK_TEST(test_find),
+	               CHECK_TEST(test_names), CHECK_TEST(test_show));
 
 	rm_rf(scratch_root);
-	return CHECK_EXIT();
+	return rc;
 }

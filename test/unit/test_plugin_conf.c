@@ -126,6 +126,8 @@ static void test_bad(void)
 
 int main(void)
 {
+	int rc;
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	clear_env();
 	if (!mkdtemp(dir)) {
@@ -133,10 +135,8 @@ int main(void)
 		return 2;
 	}
 	snprintf(file, sizeof(file), "%s/ptimer.conf", dir);
-	test_defaults();
-	test_file();
-	test_bad();
+	rc = CHECK_RUN(CHECK_TEST(test_defaults), CHECK_TEST(test_file), CHECK_TEST(test_bad));
 	unlink(file);
 	rmdir(dir);
-	return CHECK_EXIT();
+	return rc;
 }

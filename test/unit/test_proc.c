@@ -130,8 +130,6 @@ static void test_live(void)
 
 int main(void)
 {
-	test_formats();
-	test_malformed();
-	test_live();
-	return CHECK_EXIT();
+	return CHECK_RUN(CHECK_TEST(test_formats), CHECK_TEST(test_malformed),
+	                 CHECK_TEST(test_live));
 }

@@ -19,7 +19,7 @@
 #include "core/util.h"
 #include "test/unit/check.h"
 
-int main(void)
+static void test_watch(void)
 {
 	struct ptimer_procwatch *w = NULL, *other = NULL;
 	const struct ptimer_proc_event *ev;
@@ -31,12 +31,15 @@ int main(void)
 	pid_t child;
 	char c = 'x';
 
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (pipe(go))
-		return 1;
+	if (pipe(go)) {
+		FAIL("procwatch/pipe", "%s", strerror(errno));
+		return;
+	}
 	child = fork();
-	if (child < 0)
-		return 1;
+	if (child < 0) {
+		FAIL("procwatch/fork", "%s", strerror(errno));
+		return;
+	}
 	if (child == 0) {
 		close(go[1]);
 		if (read(go[0], &c, 1) != 1)
@@ -50,7 +53,7 @@ int main(void)
 		SKIP("procwatch", "%s", err.msg);
 		kill(child, SIGKILL);
 		waitpid(child, &status, 0);
-		return 0;
+		return;
 	}
 	PASS("procwatch/subscribe");
 	/* a watch on a pid that is not the child's */
@@ -58,8 +61,10 @@ int main(void)
 	CHECK("procwatch/check-before-anything", ptimer_procwatch_check(w, &child, 1, NULL, &err) == 0,
 	      "check refused before the child did anything: %s", err.msg);
 	before_exec = ptimer_now_ns();
-	if (write(go[1], &c, 1) != 1)
-		return 1;
+	if (write(go[1], &c, 1) != 1) {
+		FAIL("procwatch/go", "%s", strerror(errno));
+		return;
+	}
 	waitpid(child, &status, 0);
 	CHECK("procwatch/child-ran-true", WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x", status);
 	/* events may trail the wait a little: poll until the exit shows up */
@@ -102,5 +107,11 @@ int main(void)
 	ptimer_procwatch_stop(w);
 	ptimer_procwatch_stop(NULL);
 	PASS("procwatch/stop");
-	return CHECK_EXIT();
+	return;
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return CHECK_RUN(CHECK_TEST(test_watch));
 }

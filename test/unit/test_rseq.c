@@ -299,11 +299,12 @@ static void test_restore(void)
 
 int main(void)
 {
+	int rc;
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ptimer_log_set(capture);
-	test_clear_granted();
-	test_dump();
-	test_restore();
+	rc = CHECK_RUN(CHECK_TEST(test_clear_granted), CHECK_TEST(test_dump),
+	               CHECK_TEST(test_restore));
 	simk_reset();
-	return CHECK_EXIT();
+	return rc;
 }
