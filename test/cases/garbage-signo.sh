@@ -15,18 +15,8 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 n=garbage-signo
 dir="$TMP/$n"
 mkdir -p "$dir/img"
-"$B/test/sigev_garbage" setup "$dir" >"$dir/setup.out" 2>&1 </dev/null &
-sjob=$!
-bg_add "$sjob"
-"$B/test/sigev_garbage" target "$dir" >"$dir/target.out" 2>&1 </dev/null &
-tjob=$!
-bg_add "$tjob"
-if ! wait_ready "$dir" setup "$sjob" 30 || ! wait_ready "$dir" target "$tjob" 30; then
-	fail "$n/start" "$(oneline "$dir/setup.out") $(oneline "$dir/target.out")"
-	exit 1
-fi
-sp=$(cat "$dir/setup.pid")
-tp=$(cat "$dir/target.pid")
+start_pair "$n" sigev_garbage "$dir"
+sjob=$SJOB tjob=$TJOB sp=$SP tp=$TP
 # the notify pid differs between the two processes; everything else must not
 norm() { sed -E 's/(pid|tid)\.[0-9]+/\1.N/' "/proc/$1/timers" | paste -d' ' - - - - | sort; }
 norm "$sp" >"$dir/setup.timers"

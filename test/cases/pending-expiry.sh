@@ -15,18 +15,8 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 n=pending-expiry
 dir="$TMP/$n"
 mkdir -p "$dir/img"
-"$B/test/pending_timer" setup "$dir" >"$dir/setup.out" 2>&1 </dev/null &
-sjob=$!
-bg_add "$sjob"
-"$B/test/pending_timer" target "$dir" >"$dir/target.out" 2>&1 </dev/null &
-tjob=$!
-bg_add "$tjob"
-if ! wait_ready "$dir" setup "$sjob" 30 || ! wait_ready "$dir" target "$tjob" 30; then
-	fail "$n/start" "$(oneline "$dir/setup.out") $(oneline "$dir/target.out")"
-	exit 1
-fi
-sp=$(cat "$dir/setup.pid")
-tp=$(cat "$dir/target.pid")
+start_pair "$n" pending_timer "$dir"
+sjob=$SJOB tjob=$TJOB sp=$SP tp=$TP
 read -r once periodic later thread <"$dir/ids"
 grep -E '^Sig(Pnd|Blk)|^ShdPnd' "/proc/$sp/status" >"$dir/status.before"
 ptimer_run "$dir/dump.out" 30 dump -t "$sp" -D "$dir/img"

@@ -77,6 +77,26 @@ start_idle() {
 	return "$rc"
 }
 
+# start_pair NAME PROG DIR: test/e2e/PROG setup DIR and PROG target DIR in the
+# background (a source and a restore target, each writing DIR/ROLE.pid and
+# DIR/ROLE.ready), both ready within 30 s; their pids in SP and TP, the jobs
+# in SJOB and TJOB (bg_add'ed).  A FAIL NAME/start and exit 1 otherwise.
+start_pair() {
+	local n=$1 prog=$B/test/$2 dir=$3
+	"$prog" setup "$dir" >"$dir/setup.out" 2>&1 </dev/null &
+	SJOB=$!
+	bg_add "$SJOB"
+	"$prog" target "$dir" >"$dir/target.out" 2>&1 </dev/null &
+	TJOB=$!
+	bg_add "$TJOB"
+	if ! wait_ready "$dir" setup "$SJOB" 30 || ! wait_ready "$dir" target "$TJOB" 30; then
+		fail "$n/start" "$(oneline "$dir/setup.out") $(oneline "$dir/target.out")"
+		exit 1
+	fi
+	SP=$(cat "$dir/setup.pid")
+	TP=$(cat "$dir/target.pid")
+}
+
 # wait_pid_max PID SECONDS: wait for a background job at most SECONDS; its
 # status in WAIT_RC (999: still running after SECONDS, then killed).
 wait_pid_max() {
