@@ -244,6 +244,18 @@ restored_same() {  # NAME IMG
 	kill_wait "$RPID"
 }
 
+# restore_collect NAME DIR WHAT: criu restore of DIR with the plugin, a PASS
+# NAME/restore (saying WHAT) or a FAIL, then the program's own checks.
+restore_collect() {
+	restore "$2" --libdir "$LIBDIR" -v4 -o restore.log
+	if [ "$RC" -ne 0 ]; then
+		fail "$1/restore" "criu restore ($3): exit $RC: $(logtail "$2/restore.log")"
+		return 1
+	fi
+	pass "$1/restore (${RTIME} s, $3)"
+	collect "$1" "" "$CASE_TAG"
+}
+
 # ---- what criu hands a checkpoint to: the flavours criu-post-dump-copy,
 # criu-page-server, criu-lazy[-alone], criu-predump[-alone] (fl_criu has
 # started the case, pid 1 of its own pid namespace: D, PID) ----------------
@@ -269,13 +281,7 @@ criu_post_dump_copy() {  # NAME
 		test -z "$d"
 	check "$name/copy-has-ptimers-image" "no ptimers-*.img in the post-dump copy: $(ls "$copy" | tr '\n' ' ')" \
 		has_file "$copy/ptimers-*.img"
-	restore "$copy" --libdir "$LIBDIR" -v4 -o restore.log
-	if [ "$RC" -ne 0 ]; then
-		fail "$name/restore" "criu restore of the post-dump copy: exit $RC: $(logtail "$copy/restore.log")"
-		return 1
-	fi
-	pass "$name/restore (${RTIME} s)"
-	collect "$name" "" "$CASE_TAG"
+	restore_collect "$name" "$copy" "the post-dump copy"
 }
 
 # Lazy migration (test/criu/guest.sh: a kernel with userfaultfd): criu dump
@@ -416,12 +422,6 @@ criu_page_server() {  # NAME
 		return 1
 	fi
 	cp "$pages"/pagemap-*.img "$pages"/pages-*.img "$img/"
-	restore "$img" --libdir "$LIBDIR" -v4 -o restore.log
-	if [ "$RC" -ne 0 ]; then
-		fail "$name/restore" "criu restore exit $RC: $(logtail "$img/restore.log")"
-		return 1
-	fi
-	pass "$name/restore (${RTIME} s, memory from the page server's directory)"
-	collect "$name" "" "$CASE_TAG"
+	restore_collect "$name" "$img" "memory from the page server's directory"
 }
 
