@@ -24,15 +24,21 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/test/e2e/lib.sh"
 DRIVE_TOP=$TOP DRIVE_BUILD=$B
 
-for c in ${PTIMER_CASES:-}; do
-	grep -qE "^$c[[:space:]]" "$DRIVE_CASES/LIST" || fail "e2e/$c" "no case '$c' in test/cases/LIST"
-done
 flavours="host ptimer ptimer-exact ptimer-linear"
 if unshare -pf true 2>/dev/null; then
 	flavours="$flavours ptimer-pidns"
 else
 	skip "pidns" "unshare -pf does not work here: no ptimer-pidns rounds"
 fi
+# the list itself, then each case asked for by name: in it, with a round here
+drive_lint
+for c in ${PTIMER_CASES:-}; do
+	if ! awk -v c="$c" '$1 == c { found = 1 } END { exit !found }' "$DRIVE_CASES/LIST"; then
+		fail "e2e/$c" "no case '$c' in test/cases/LIST"
+	elif [ -z "$(PTIMER_CASES=$c drive_words $flavours)" ]; then
+		fail "e2e/$c" "case '$c' has none of the host's flavours ($flavours) in test/cases/LIST"
+	fi
+done
 info "ptimer e2e: $PT, kernel $(uname -r)"
 "$PT" check 2>&1 | sed 's/^/# check: /'
 # shellcheck disable=SC2046

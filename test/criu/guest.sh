@@ -65,7 +65,7 @@ amd64)
 	MAKEARCH=()
 	# what needs the guest's kernel: lazy pages and pre-dump, with the
 	# plugin and with criu alone
-	CASES=${PTIMER_CRIU_GUEST_CASES:-$(DRIVE_CASES=$top/test/cases && . "$top/test/lib/driver.sh" &&
+	CASES=${PTIMER_CRIU_GUEST_CASES:-$(unset PTIMER_CASES && DRIVE_CASES=$top/test/cases && . "$top/test/lib/driver.sh" &&
 		drive_words criu-lazy criu-lazy-alone criu-predump criu-predump-alone)} ;;
 *)
 	echo "usage: guest.sh arm64|amd64 trixie|sid [BUILD]" >&2

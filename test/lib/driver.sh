@@ -53,7 +53,10 @@
 #                   by the label; empty: the program takes the label as its
 #                   last argument (zdtm_timers)
 #   CASE_SETUP, CASE_VERIFY   the roles of the ptimer flavours (setup,
-#                   verify); the criu flavours use the role "criu"
+#                   verify): the source, and a fresh process of the same
+#                   layout that checks itself once DIR/restored exists and
+#                   prints its lines on stdout, then exits; the criu and
+#                   container flavours use the role "criu"
 #   CASE_PAIRS=yes  a linear restore announces its create/delete pairs
 #                   and shows progress (the sparse set)
 #   CASE_SAME_TIMERS=no   /proc/PID/timers is not expected the same
@@ -66,6 +69,8 @@
 #                   failures, reuse), run instead of the common one
 #   case_guest CASE FLAVOUR  the same in the guest flavours (images written
 #                   as JSON, refusals; POSIX sh, busybox runs it)
+#   CASE_CRIU_FLAVOURS, CASE_GUEST_FLAVOURS   the flavours case_criu and
+#                   case_guest know (criu; guest): in another, a FAIL
 # The role protocol (test/e2e/zdtm_timers.c): the program writes
 # DIR/ROLE.pid, DIR/ROLE.tids (ptimer roles) and then DIR/ROLE.ready; exit
 # 4 before ready is a SKIP (the kernel lacks something); once DIR/restored
@@ -84,7 +89,7 @@ DRIVE_TIME=${DRIVE_TIME:-0}
 # status 1 when there is no such case (neither NAME nor NAME.sh).
 case_load() {
 	CASE_NAME=$1 CASE_PROG=zdtm_timers CASE_ARGS= CASE_TAG= CASE_SETUP=setup CASE_VERIFY=verify
-	CASE_PAIRS=no CASE_SAME_TIMERS=yes
+	CASE_PAIRS=no CASE_SAME_TIMERS=yes CASE_CRIU_FLAVOURS=criu CASE_GUEST_FLAVOURS=guest
 	unset -f case_criu_dump case_criu case_guest 2>/dev/null
 	if [ -f "$DRIVE_CASES/$1" ]; then
 		. "$DRIVE_CASES/$1"
@@ -105,10 +110,47 @@ drive_words() {
 		"$DRIVE_CASES/LIST"
 }
 
+# The flavours there are (a LIST line naming another is a FAIL of drive_lint).
+DRIVE_FLAVOURS="host ptimer ptimer-exact ptimer-linear ptimer-pidns guest guest-linear
+criu criu-native criu-takeover criu-strict criu-pidns criu-alone criu-post-dump-copy
+criu-page-server criu-lazy criu-lazy-alone criu-predump criu-predump-alone
+runc crun podman runc-alone runc-plugin-at-dump lxc lxc-alone runc-move podman-move
+cri-same-pod cri-new-pod cri-alone cri-plugin-at-dump cri-stub ctr"
+
+# drive_lint: LIST itself: every flavour one of DRIVE_FLAVOURS, every case
+# with its file (NAME, or NAME.sh for a case that runs only in host), every
+# host case with its script.  PASS cases/list, or a FAIL a fault.
+drive_lint() {
+	awk -v known=" $(echo $DRIVE_FLAVOURS) " -v dir="$DRIVE_CASES" '
+		/^[ \t]*(#|$)/ { next }
+		{
+			f = dir "/" $1; sh = f ".sh"
+			hasf = (system("test -f \"" f "\"") == 0); hassh = (system("test -f \"" sh "\"") == 0)
+			if (NF < 2) print "FAIL cases/list/" $1 ": no flavour on its line"
+			for (i = 2; i <= NF; i++) {
+				if (!index(known, " " $i " "))
+					print "FAIL cases/list/" $1 ": unknown flavour " $i " (test/lib/driver.sh DRIVE_FLAVOURS)"
+				else if ($i == "host" && !hassh)
+					print "FAIL cases/list/" $1 ": flavour host, no script " sh
+				else if ($i != "host" && !hasf)
+					print "FAIL cases/list/" $1 ": flavour " $i ", no case file " f
+			}
+			n++
+		}
+		END { print "# cases/list: " n " cases" }' "$DRIVE_CASES/LIST" >"$DRIVE_W/lint.out"
+	cat "$DRIVE_W/lint.out"
+	tally "$DRIVE_W/lint.out"
+	grep -q '^FAIL ' "$DRIVE_W/lint.out" || pass "cases/list: every line's case file and flavours exist"
+}
+
 # drive CASE FLAVOUR: one round of CASE in FLAVOUR.
 drive() {
 	if ! case_load "$1"; then
-		fail "$1" "no case file $DRIVE_CASES/$1"
+		fail "$1/$2" "no case file $DRIVE_CASES/$1 (nor $1.sh)"
+		return 1
+	fi
+	if [ "$2" != host ] && [ ! -f "$DRIVE_CASES/$1" ]; then
+		fail "$1/$2" "$1 has only a host script ($1.sh); flavour $2 needs a case file $DRIVE_CASES/$1"
 		return 1
 	fi
 	case $2 in
@@ -119,7 +161,10 @@ drive() {
 	ptimer-pidns) fl_ptimer "$1.auto.pidns" auto pidns ;;
 	guest | guest-linear)
 		if command -v case_guest >/dev/null 2>&1; then
-			case_guest "$1" "$2"
+			case " $CASE_GUEST_FLAVOURS " in
+			*" $2 "*) case_guest "$1" "$2" ;;
+			*) fail "$1/$2" "$1's round of its own (case_guest) runs in $CASE_GUEST_FLAVOURS, not $2 (CASE_GUEST_FLAVOURS)" ;;
+			esac
 		elif [ "$2" = guest ]; then
 			fl_ptimer "$1.auto" auto ""
 		else
@@ -157,9 +202,15 @@ drive_start() {
 
 # drive_ready LABEL DIR ROLE JOB: wait for DIR/ROLE.ready (120 s); a setup
 # that exits 4 is a SKIP (the kernel lacks what the case needs), another
-# end a FAIL LABEL/setup.  Status 1 unless ready.
+# end, or no ready in time (the job killed), a FAIL LABEL/setup.  Status 1
+# unless ready.
 drive_ready() {
 	wait_ready "$2" "$3" "$4" 120 && return 0
+	if alive "$4"; then
+		reap "$4"
+		fail "$1/setup" "$CASE_PROG $3 $CASE_ARGS did not get ready in 120 s: $(oneline "$2/$3.out")"
+		return 1
+	fi
 	wait "$4" 2>/dev/null
 	_d_rc=$?
 	if [ "$_d_rc" -eq 4 ]; then
@@ -225,10 +276,13 @@ untouched() {
 	if _d_why=$(not_stopped "$2"); then pass "$1-not-stopped"; else fail "$1-not-stopped" "$_d_why"; fi
 }
 
-# tidmap DIR: --tid-map for every thread but the leader, setup -> verify
-# (DIR/setup.tids and DIR/verify.tids, one tid a line, leader first).
+# tidmap DIR [SETUP VERIFY]: --tid-map for every thread but the leader,
+# from the SETUP role's to the VERIFY role's (DIR/setup.tids and
+# DIR/verify.tids by default: one tid a line, leader first); nothing when
+# the roles wrote no tids (a single-threaded program).
 tidmap() {
-	paste "$1/setup.tids" "$1/verify.tids" | awk 'NR > 1 && $1 && $2 { printf " --tid-map %s=%s", $1, $2 }'
+	[ -f "$1/${2:-setup}.tids" ] && [ -f "$1/${3:-verify}.tids" ] || return 0
+	paste "$1/${2:-setup}.tids" "$1/${3:-verify}.tids" | awk 'NR > 1 && $1 && $2 { printf " --tid-map %s=%s", $1, $2 }'
 }
 
 # show_roundtrip LABEL DIR IMG SRC-TIMERS: `ptimer show --json` of DIR names
@@ -287,19 +341,23 @@ pairs_shown() {
 
 # fl_host CASE: the case's own script on the host, DRIVE_CASES/CASE.sh, run
 # as `bash DRIVE_CASES/CASE.sh DRIVE_BUILD` from the top of the checkout
-# (DRIVE_TOP), a process of its own; its PASS/FAIL/SKIP lines shown and
-# counted.  A script that exits non-zero without a FAIL line is one FAIL.
+# (DRIVE_TOP), a process of its own, killed after 900 s; its PASS/FAIL/SKIP
+# lines shown and counted.  A script that exits non-zero without a FAIL
+# line, or is killed, is one FAIL.
 fl_host() {
 	_d_out=$DRIVE_W/host.$1.out
 	if [ ! -f "$DRIVE_CASES/$1.sh" ]; then
 		fail "$1" "no script $DRIVE_CASES/$1.sh for the host flavour"
 		return 1
 	fi
-	{ (cd "$DRIVE_TOP" && bash "$DRIVE_CASES/$1.sh" "$DRIVE_BUILD") </dev/null 2>&1; echo "$?" >"$_d_out.rc"; } |
+	{ (cd "$DRIVE_TOP" && timeout -k 10 900 bash "$DRIVE_CASES/$1.sh" "$DRIVE_BUILD") </dev/null 2>&1
+		echo "$?" >"$_d_out.rc"; } |
 		tee "$_d_out"
 	tally "$_d_out"
 	_d_rc=$(cat "$_d_out.rc")
-	if [ "$_d_rc" -ne 0 ] && ! grep -q '^FAIL ' "$_d_out"; then
+	if [ "$_d_rc" -eq 124 ] || [ "$_d_rc" -eq 137 ]; then
+		fail "$1/exit" "$DRIVE_CASES/$1.sh did not end within 900 s (killed)"
+	elif [ "$_d_rc" -ne 0 ] && ! grep -q '^FAIL ' "$_d_out"; then
 		fail "$1/exit" "$DRIVE_CASES/$1.sh exited with status $_d_rc and printed no FAIL line"
 	fi
 	return 0
@@ -350,7 +408,7 @@ fl_ptimer() {
 	fi
 	vpid=$(cat "$dir/$CASE_VERIFY.pid")
 	map=
-	[ "$ns" = pidns ] || map=$(tidmap "$dir")
+	[ "$ns" = pidns ] || map=$(tidmap "$dir" "$CASE_SETUP" "$CASE_VERIFY")
 	t0=$(now)
 	# shellcheck disable=SC2086
 	ptimer_run "$dir/restore.out" 300 restore -t "$vpid" -D "$dir" --mode "$mode" $map
@@ -366,7 +424,7 @@ fl_ptimer() {
 	[ "$DRIVE_TIME" = 1 ] && timeline "$label" "$t0" "$t1" "$dir/restore.out"
 	if _d_why=$(not_stopped "$vpid"); then pass "$label/target-not-stopped"; else fail "$label/target-not-stopped" "$_d_why"; fi
 	[ "$mode" = linear ] && [ "$CASE_PAIRS" = yes ] && pairs_shown "$label" "$dir" "$t0" "$t1"
-	finish_verify "$dir" "$vjob"
+	finish_verify "$dir" "$vjob" "$CASE_VERIFY" "$label" "$CASE_TAG"
 }
 
 # refused NAME OUT [WORD...]: ptimer (PT_RC, OUT.err) exited non-zero, not

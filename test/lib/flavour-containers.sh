@@ -12,8 +12,8 @@
 # prefix), CG (the containers' cgroup), ROOTFS (the container's file
 # system), PLUGIN (the installed plugin), TO (s), suite, CRIU_VERSION.
 #
-# Flavours (the check names' label; a case other than `container` puts
-# its name and "-" in front):
+# Flavours (the check names' label in brackets; only the case `container`
+# runs in them):
 #   runc, crun       OCI checkpoint / restore -d [runc, crun]
 #   podman           podman container checkpoint -k / restore -k, the
 #                    settings file (a bad value refused, the container
@@ -38,29 +38,38 @@
 #   ctr              ctr containers checkpoint --task --rw / restore --rw
 #                    --live [ctr]
 
-# fl_container CASE FLAVOUR: one round.
+# fl_container CASE FLAVOUR: one round.  The rounds check what the
+# container scenario holds (five timers, one SIGEV_THREAD_ID at pid 1,
+# which criu alone cannot restore) and keep fixed names (containers, state
+# directories, /xfer): they take the case `container` only.
 fl_container() {
-	local c=$1 fl=$2 pre= SCEN=$CASE_ARGS
-	if [ "$CASE_PROG" != zdtm_timers ]; then
-		fail "$c/$fl" "the container flavours run zdtm_timers scenarios (/zt), not $CASE_PROG"
+	local c=$1 fl=$2 SCEN=$CASE_ARGS
+	if [ "$c" != container ]; then
+		fail "$c/$fl" "the container flavours check the container scenario's timers: only the case 'container' runs in them (test/lib/flavour-containers.sh)"
 		return 1
 	fi
-	[ "$c" = container ] || pre=$c-
 	case $fl in
-	runc | crun) oci_case "$fl" "$pre$fl" ;;
-	podman) podman_case "${pre}podman" ;;
-	runc-alone) noplugin_alone "${pre}alone" "${pre}criu-alone" ;;
-	runc-plugin-at-dump) noplugin_restore "${pre}missing" "${pre}no-plugin-restore" ;;
-	lxc) lxc_flavour "${pre}lxc" ;;
-	lxc-alone) lxc_flavour "${pre}lxc-alone" alone ;;
+	cri-* | ctr)
+		if [ -z "${CW:-}" ]; then
+			fail "$c/$fl" "no containerd node: the cri and ctr flavours run inside cri_case (test/containers/cri.sh)"
+			return 1
+		fi ;;
+	esac
+	case $fl in
+	runc | crun) oci_case "$fl" ;;
+	podman) podman_case podman ;;
+	runc-alone) noplugin_alone alone criu-alone ;;
+	runc-plugin-at-dump) noplugin_restore missing no-plugin-restore ;;
+	lxc) lxc_flavour lxc ;;
+	lxc-alone) lxc_flavour lxc-alone alone ;;
 	runc-move) if [ "$suite" = trixie ]; then runc_move_out; else runc_move_in; fi ;;
 	podman-move) if [ "$suite" = trixie ]; then podman_move_out; else podman_move_in; fi ;;
-	cri-same-pod) cri_round "${pre}cri-same-pod" same yes yes ;;
-	cri-new-pod) cri_round "${pre}cri-new-pod" new yes yes ;;
-	cri-alone) cri_round "${pre}cri-alone" same no no ;;
-	cri-plugin-at-dump) cri_round "${pre}cri-no-plugin" new yes no ;;
+	cri-same-pod) cri_round cri-same-pod same yes yes ;;
+	cri-new-pod) cri_round cri-new-pod new yes yes ;;
+	cri-alone) cri_round cri-alone same no no ;;
+	cri-plugin-at-dump) cri_round cri-no-plugin new yes no ;;
 	cri-stub) cri_stub ;;
-	ctr) ctr_case "${pre}ctr" ;;
+	ctr) ctr_case ctr ;;
 	*) fail "$c/$fl" "no container flavour '$fl' (test/lib/flavour-containers.sh)"; return 1 ;;
 	esac
 }
@@ -115,6 +124,22 @@ oci_pid() {
 	p=$(timeout 5 "$1" state "$2" 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' 2>/dev/null)
 	[ -n "$p" ] || p=$(pgrep -xf "/zt criu [a-z-]+ /state $P/$2" | head -n1)
 	echo "$p"
+}
+
+# oci_up NAME LABEL BUNDLE [CHECK]: a runc container NAME from a new bundle
+# whose program names its checks LABEL/..., the program ready; a FAIL
+# CHECK/... (default LABEL) at the step that failed, status 1.
+oci_up() {
+	local chk=${4:-$2}
+	if ! bundle "$1" "$P/$2" "$3"; then
+		fail "$chk/bundle" "runc spec or the bundle's config failed in $3"
+		return 1
+	fi
+	if ! oci_run runc "$1" "$3"; then
+		fail "$chk/run" "runc run failed: $(oneline "$3/run.err")"
+		return 1
+	fi
+	ready "$3/rootfs/state" "$chk" "$3/run.err"
 }
 
 # ready DIR NAME: the program wrote DIR/criu.ready
@@ -281,7 +306,7 @@ podman_case() {
 # restores the same timers; never a container without them.
 noplugin_alone() {
 	local ct=$1 label=$2 b=$W/$1 pid rc
-	bundle "$ct" "$P/$ct" "$b" && oci_run runc "$ct" "$b" && ready "$b/rootfs/state" "$ct" "$b/run.err" || return
+	oci_up "$ct" "$ct" "$b" || return
 	mv "$PLUGIN" "$W/ptimer_plugin.so.away"
 	pid=$(oci_pid runc "$ct")
 	timers "$pid" >"$b/before"
@@ -306,7 +331,7 @@ noplugin_alone() {
 }
 noplugin_restore() {
 	local ct=$1 label=$2 b=$W/$1 rc
-	bundle "$ct" "$P/$ct" "$b" && oci_run runc "$ct" "$b" && ready "$b/rootfs/state" "$ct" "$b/run.err" || return
+	oci_up "$ct" "$ct" "$b" || return
 	timers "$(oci_pid runc "$ct")" >"$b/before"
 	if timeout "$TO" runc checkpoint --image-path "$b/img" --work-path "$b/work" "$ct" >"$b/ckpt.out" 2>&1; then
 		mv "$PLUGIN" "$W/ptimer_plugin.so.away"
@@ -420,7 +445,7 @@ lxc_flavour() {  # NAME [alone]
 runc_move_out() {
 	local b=$X/move-runc
 	rm -rf "$b"
-	if bundle move "$P/move-runc" "$b" && oci_run runc move "$b" && ready "$b/rootfs/state" move-runc/out "$b/run.err"; then
+	if oci_up move move-runc "$b" move-runc/out; then
 		timers "$(oci_pid runc move)" >"$b/before"
 		if timeout "$TO" runc checkpoint --image-path "$b/img" --work-path "$b/work" move >"$b/ckpt.out" 2>&1; then
 			pass "move-runc/out: runc checkpoint into $b/img"
@@ -437,8 +462,11 @@ podman_move_out() {
 	# the image goes along (podman save/load keep its ID; --import looks
 	# the checkpoint's image up by ID, and a second import gets another)
 	rm -f "$X/ptimer-ct-image.tar"
-	if pm_image && pm save -o "$X/ptimer-ct-image.tar" "$IMAGE" >"$W/podman-save.out" 2>&1 &&
-		pm_start move-podman "$st" && ready "$st" move-podman/out "$W/move-podman.run"; then
+	if ! pm_image || ! pm save -o "$X/ptimer-ct-image.tar" "$IMAGE" >"$W/podman-save.out" 2>&1; then
+		fail "move-podman/out" "podman import or save of $IMAGE failed: $(oneline "$W/podman-save.out")"
+	elif ! pm_start move-podman "$st"; then
+		fail "move-podman/out" "podman run failed: $(oneline "$W/move-podman.run")"
+	elif ready "$st" move-podman/out "$W/move-podman.run"; then
 		timers "$(pm_pid move-podman)" >"$X/move-podman.before"
 		if pm container checkpoint --export "$X/move-podman.tar.gz" move-podman >"$W/move-podman.ckpt" 2>&1; then
 			pass "move-podman/out: podman container checkpoint --export $X/move-podman.tar.gz"

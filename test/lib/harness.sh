@@ -25,7 +25,7 @@
 # writes DIR/ROLE.pid, then DIR/ROLE.ready; the verify role checks its timers
 # once DIR/restored exists and prints PASS/FAIL/SKIP lines):
 #   start_role ROLE SCENARIO DIR [LABEL]   needs ZT (the zdtm_timers program)
-#   wait_ready DIR ROLE PID [TIMEOUT_S]    finish_verify DIR PID
+#   wait_ready DIR ROLE PID [TIMEOUT_S]    finish_verify DIR PID [ROLE [LABEL TAG]]
 #   wait_file FILE PID [TIMEOUT_S]
 #   reap PID [JOB]    alive PID    not_stopped PID    wait_until TENTHS CMD...
 #   bg_add PID / bg_kill   processes to kill when the suite exits
@@ -57,19 +57,27 @@ check() {
 }
 
 # tally FILE: add the PASS/FAIL/SKIP lines of FILE (printed by another
-# program: a verify process, a case file, a guest) to this suite's counts.
+# program: a verify process, a case file, a guest) to this suite's counts;
+# a missing FILE adds nothing.
 tally() {
-	H_PASS=$((H_PASS + $(grep -c '^PASS ' "$1" 2>/dev/null)))
-	H_FAIL=$((H_FAIL + $(grep -c '^FAIL ' "$1" 2>/dev/null)))
-	H_SKIP=$((H_SKIP + $(grep -c '^SKIP ' "$1" 2>/dev/null)))
+	_h_n=$(cat "$1" 2>/dev/null | grep -c '^PASS ')
+	H_PASS=$((H_PASS + ${_h_n:-0}))
+	_h_n=$(cat "$1" 2>/dev/null | grep -c '^FAIL ')
+	H_FAIL=$((H_FAIL + ${_h_n:-0}))
+	_h_n=$(cat "$1" 2>/dev/null | grep -c '^SKIP ')
+	H_SKIP=$((H_SKIP + ${_h_n:-0}))
 	return 0
 }
 
 # run_cases CASE...: the plan line ("1..N"), then each CASE, a command whose
 # words are separated by ":" ("scenario:mix:auto" runs `scenario mix auto`),
 # followed by "ok K CASE" or, when it added a FAIL, "not ok K CASE".
+# totals checks that all N ran (a shell error inside a case ends run_cases).
+H_PLANNED=
+H_RAN=0
 run_cases() {
 	plan $#
+	H_PLANNED=$#
 	_hc_k=0
 	for _hc_c; do
 		_hc_k=$((_hc_k + 1))
@@ -87,11 +95,17 @@ run_cases() {
 		else
 			echo "not ok $_hc_k $*"
 		fi
+		H_RAN=$_hc_k
 	done
 }
 
 # totals [LABEL]: the counts of this suite; exit status 1 when a check failed.
+# After run_cases, first a FAIL "plan" when fewer cases ran than it planned
+# (kselftest's "Planned tests != run tests").
 totals() {
+	if [ -n "$H_PLANNED" ] && [ "$H_RAN" -ne "$H_PLANNED" ]; then
+		fail plan "$H_PLANNED cases planned, $H_RAN ran: case $((H_RAN + 1)) ended the run"
+	fi
 	echo "# ${1:+$1: }$H_PASS passed, $H_FAIL failed, $H_SKIP skipped"
 	[ "$H_FAIL" -eq 0 ]
 }
@@ -193,11 +207,14 @@ reap() {
 	wait "${2:-$1}" 2>/dev/null
 }
 
-# finish_verify DIR PID: let a verify role check (touch DIR/restored), wait
-# for it (180 s, then killed), show and count its PASS/FAIL/SKIP lines, its
-# other lines as "# verify: ...".  A verify that exits non-zero without a
-# FAIL line is one FAIL.
+# finish_verify DIR PID [ROLE [LABEL TAG]]: let a verify role (ROLE, default
+# verify) check (touch DIR/restored), wait for it (180 s, then killed),
+# show and count its PASS/FAIL/SKIP lines (DIR/ROLE.out; with TAG, the
+# program's prefix TAG/ replaced by LABEL/), its other lines as
+# "# verify: ...".  A verify that exits non-zero without a FAIL line is one
+# FAIL.
 finish_verify() {
+	_h_out=$1/${3:-verify}.out
 	touch "$1/restored"
 	_h_i=0 _h_n=$(_h_polls 180)
 	while alive "$2" && [ "$_h_i" -lt "$_h_n" ]; do
@@ -207,11 +224,15 @@ finish_verify() {
 	alive "$2" && kill -KILL "$2"
 	wait "$2" 2>/dev/null
 	_h_rc=$?
-	grep -E '^(PASS|FAIL|SKIP) ' "$1/verify.out"
-	grep -vE '^(PASS|FAIL|SKIP) ' "$1/verify.out" | sed 's/^/# verify: /'
-	tally "$1/verify.out"
-	if [ "$_h_rc" -ne 0 ] && ! grep -q '^FAIL ' "$1/verify.out"; then
-		fail "$(basename "$1")/verify-exit" "zdtm_timers verify exited with status $_h_rc and no FAIL line"
+	if [ -n "${5:-}" ]; then
+		sed -E "s#^(PASS|FAIL|SKIP) $5/#\\1 $H_PREFIX$4/#" "$_h_out" >"$_h_out.named" 2>/dev/null
+		_h_out=$_h_out.named
+	fi
+	grep -E '^(PASS|FAIL|SKIP) ' "$_h_out" 2>/dev/null
+	grep -vE '^(PASS|FAIL|SKIP) ' "$_h_out" 2>/dev/null | sed 's/^/# verify: /'
+	tally "$_h_out"
+	if [ "$_h_rc" -ne 0 ] && ! grep -q '^FAIL ' "$_h_out" 2>/dev/null; then
+		fail "$(basename "$1")/verify-exit" "the ${3:-verify} role exited with status $_h_rc and no FAIL line"
 	fi
 }
 

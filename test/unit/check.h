@@ -32,6 +32,7 @@ static int check_failed, check_passed, check_skipped;
 /* The plan (CHECK_RUN): tests planned, tests that ran to their end, the one
  * running (its index, or -1), whether the totals line was printed. */
 static int check_planned = -1, check_ran, check_running = -1, check_closed;
+static pid_t check_pid;
 static const char *check_running_name;
 
 /* The totals line; the exit status of a test program: 1 when any check failed.
@@ -57,6 +58,8 @@ static inline int check_exit(void)
  * closes its run: the plan check and the totals line, and exit status 1. */
 static inline void check_atexit(void)
 {
+	if (getpid() != check_pid)
+		return;		/* a forked child's exit: not the program's */
 	if (!check_closed && check_exit())
 		_exit(1);	/* the status exit() was given would hide the FAIL */
 }
@@ -78,6 +81,7 @@ struct check_test {
 static inline int check_run(const struct check_test *t, int n)
 {
 	check_planned = n;
+	check_pid = getpid();
 	atexit(check_atexit);
 	printf("1..%d\n", n);
 	for (int i = 0; i < n; i++) {
