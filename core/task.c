@@ -65,6 +65,13 @@ static int wait_interrupt_stop(struct ptimer_task *t, pid_t tid, struct ptimer_e
 
 		if (waitpid(tid, &status, __WALL) != tid)
 			return ptimer_errf(err, errno, "waiting for thread %d to stop: %s", tid, strerror(errno));
+		/*
+		 * The leader's exit reaches its tracer only once the whole
+		 * group is dead (kernel/exit.c delay_group_leader()): the
+		 * process is gone, which is what the user asked about.
+		 */
+		if ((WIFEXITED(status) || WIFSIGNALED(status)) && tid == t->pid)
+			return ptimer_errf(err, ESRCH, "process %d exited while ptimer was attaching to it", tid);
 		if (WIFEXITED(status) || WIFSIGNALED(status))
 			return ptimer_errf(err, ESRCH, "thread %d exited while being stopped", tid);
 		if (!WIFSTOPPED(status))
@@ -305,8 +312,9 @@ int ptimer_task_gone(pid_t pid, int ret, const char *doing, struct ptimer_err *e
 
 	if (!ret)
 		return 0;
+	/* -ESRCH: /proc/PID is still there but lists no thread (being torn down) */
 	n = ptimer_proc_threads(pid, &tids);
-	if (n < 0 && n != -ENOENT)
+	if (n < 0 && n != -ENOENT && n != -ESRCH)
 		return ret;
 	for (i = 0; i < n && ptimer_thread_exiting(pid, tids[i]); i++)
 		;

@@ -150,7 +150,7 @@ bool ptimer_thread_exiting(pid_t pid, pid_t tid)
 	struct ptimer_proc_stat st;
 	int r = ptimer_proc_stat(pid, tid, &st);
 
-	if (r == -ENOENT)
+	if (r == -ENOENT || r == -ESRCH)
 		return true;	/* gone, or the kernel had nothing more to say: released */
 	if (r)
 		return false;
