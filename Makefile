@@ -215,13 +215,14 @@ check: tests fuzz-build asan
 	@bash test/run.sh $(B)
 
 # The unit and end-to-end suites built with ASan and UBSan into $(B)-asan;
-# test/run.sh runs them.  clang, because gcc's UBSan next to ASan ignores
+# test/run.sh runs them.  This build also fails on demand at the points
+# core/fault.h names (PTIMER_FAULT=POINT): the tests' injected failures.  clang, because gcc's UBSan next to ASan ignores
 # log_path (test/run.sh collects reports from files); the blob keeps CC and
 # BLOB_CFLAGS, no sanitizer.
 ASAN_CC    ?= clang
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 asan:
-	@$(MAKE) --no-print-directory B=$(B)-asan CC='$(ASAN_CC)' BLOB_CC='$(BLOB_CC)' SANITIZE='$(ASAN_FLAGS)' tests
+	@$(MAKE) --no-print-directory B=$(B)-asan CC='$(ASAN_CC)' BLOB_CC='$(BLOB_CC)' SANITIZE='$(ASAN_FLAGS) -DPTIMER_FAULT_INJECT' tests
 
 # --- fuzzing ------------------------------------------------------------------
 # libFuzzer targets (clang, libclang-rt-14-dev) for the image reader, the JSON

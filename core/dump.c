@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/dump.h"
+#include "core/fault.h"
 #include "core/log.h"
 #include "core/pending.h"
 #include "core/thread_clock.h"
@@ -31,45 +32,87 @@ static pid_t cpu_clock_pid(int32_t clock_id)
 }
 
 /*
+ * A timer on the CPU clock of a thread that has exited (named by its tid,
+ * or a thread's own clock, -2, whose thread is gone): the kernel keeps it,
+ * but it can never fire again (timer_settime() answers ESRCH).  Keep the ID
+ * with a timer that cannot fire either: a disarmed SIGEV_NONE timer on
+ * CLOCK_MONOTONIC.  strict: refused instead.  what: how the clock names its
+ * thread, for the messages.
+ */
+static int write_off_dead_clock(const struct ptimer_task *t, struct ptimer_timer *tm, bool strict, pid_t cpu_pid,
+				const bool *quiet, struct ptimer_err *err)
+{
+	char what[64];
+
+	if (quiet && *quiet)
+		goto clear;
+
+	if (cpu_pid)
+		snprintf(what, sizeof(what), "the CPU clock of thread %d", cpu_pid);
+	else
+		snprintf(what, sizeof(what), "the CPU clock of the thread that made it");
+	if (strict)
+		return ptimer_errf(err, ESRCH, "process %d: timer %d uses %s, which has exited (without strict it is "
+				   "kept as a disarmed SIGEV_NONE timer)", t->pid, tm->timer_id, what);
+	ptimer_log(PTIMER_LOG_WARN, "process %d: timer %d uses %s, which has exited; dumping it as a disarmed "
+		   "SIGEV_NONE CLOCK_MONOTONIC timer (it could never fire again)", t->pid, tm->timer_id, what);
+clear:
+	tm->clock_id = 1;	/* CLOCK_MONOTONIC */
+	tm->sigev_notify = PTIMER_SIGEV_NONE;
+	tm->notify_tid = t->vpid;
+	tm->clock_tid = 0;
+	memset(&tm->it_value, 0, sizeof(tm->it_value));
+	memset(&tm->it_interval, 0, sizeof(tm->it_interval));
+	tm->overrun = 0;
+	tm->pending = 0;
+	tm->pending_overrun = 0;
+	return 0;
+}
+
+/* What translate_notify found out about a timer. */
+enum clock_fate {
+	CLOCK_KEPT,	/* nothing to do about its clock */
+	CLOCK_DEAD,	/* written off (write_off_dead_clock) */
+	CLOCK_PROBE,	/* another task's, or a gone thread's: ptimer_probe_gone_clocks tells */
+};
+
+/*
  * /proc printed the notify pid as its own pid namespace sees it; the image
  * keeps the dumped process's own view.  A thread that is gone, or that is
- * not in this process, cannot be aimed at on restore.
+ * not in this process, cannot be aimed at on restore.  for_criu: criu dumps
+ * the whole process tree and restores every pid as it was, so the CPU
+ * clock of another process is kept as criu keeps it.
  */
-static int translate_notify(struct ptimer_task *t, struct ptimer_timer *tm, bool strict, bool *dead_clock,
-			    struct ptimer_err *err)
+static int translate_notify(struct ptimer_task *t, struct ptimer_timer *tm, bool strict, bool for_criu,
+			    enum clock_fate *fate, struct ptimer_err *err)
 {
 	pid_t cpu_pid = cpu_clock_pid(tm->clock_id);
 	pid_t v;
 
-	/*
-	 * The CPU clock of another live process: restore could only aim it at
-	 * whatever has that pid then.  Known only when the process sees pids
-	 * as we do (same pid namespace); otherwise it counts as gone, below.
-	 */
-	if (cpu_pid && !ptimer_task_host_tid(t, cpu_pid) && t->vpid == t->pid && ptimer_proc_tgid(cpu_pid) > 0 &&
-	    ptimer_proc_tgid(cpu_pid) != t->pid)
-		return ptimer_errf(err, EXDEV, "process %d: timer %d uses the CPU clock of pid %d, in another "
-				   "process (%d); ptimer can only recreate clocks of the dumped process's own threads: "
-				   "delete that timer (or dump both as one process tree with criu) and try again",
-				   t->pid, tm->timer_id, cpu_pid, ptimer_proc_tgid(cpu_pid));
+	*fate = CLOCK_KEPT;
 	if (cpu_pid && !ptimer_task_host_tid(t, cpu_pid)) {
 		/*
-		 * The CPU clock of a thread that has exited (or of another
-		 * process): the kernel keeps the timer, but it can never fire
-		 * again.  Keep the ID with a timer that cannot fire either.
+		 * The CPU clock of another live process.  Known only when the
+		 * process sees pids as we do (same pid namespace); otherwise
+		 * the clock's task counts as gone, below, or, for criu, the
+		 * kernel tells (CLOCK_PROBE).
 		 */
-		if (strict)
-			return ptimer_errf(err, ESRCH, "process %d: timer %d uses the CPU clock of thread %d, "
-					   "which is not a live thread of the process; drop --strict to keep it "
-					   "as a disarmed SIGEV_NONE timer", t->pid, tm->timer_id, cpu_pid);
-		ptimer_log(PTIMER_LOG_WARN, "process %d: timer %d uses the CPU clock of thread %d, which is "
-			   "gone; dumping it as a disarmed SIGEV_NONE CLOCK_MONOTONIC timer (it could never fire "
-			   "again)", t->pid, tm->timer_id, cpu_pid);
-		tm->clock_id = 1;	/* CLOCK_MONOTONIC */
-		tm->sigev_notify = PTIMER_SIGEV_NONE;
-		tm->notify_tid = t->vpid;
-		*dead_clock = true;
-		return 0;
+		pid_t tgid = t->vpid == t->pid ? ptimer_proc_tgid(cpu_pid) : 0;
+
+		if (tgid > 0 && tgid != t->pid) {
+			if (for_criu)
+				return 0;
+			return ptimer_errf(err, EXDEV, "process %d: timer %d uses the CPU clock of pid %d, in "
+					   "another process (%d); ptimer can only recreate clocks of the dumped "
+					   "process's own threads: delete that timer (or dump both as one process "
+					   "tree with criu) and try again", t->pid, tm->timer_id, cpu_pid, tgid);
+		}
+		if (for_criu && t->vpid != t->pid) {
+			*fate = CLOCK_PROBE;
+			return 0;
+		}
+		*fate = CLOCK_DEAD;
+		return write_off_dead_clock(t, tm, strict, cpu_pid, NULL, err);
 	}
 	if (!(tm->sigev_notify & PTIMER_SIGEV_THREAD_ID)) {
 		tm->notify_tid = t->vpid;
@@ -82,7 +125,7 @@ static int translate_notify(struct ptimer_task *t, struct ptimer_timer *tm, bool
 	}
 	if (strict)
 		return ptimer_errf(err, ESRCH, "process %d: timer %d is aimed at thread %d, which is not a "
-				   "thread of the process (exited?); drop --strict to keep it as SIGEV_NONE",
+				   "thread of the process (exited?) (without strict it is kept as SIGEV_NONE)",
 				   t->pid, tm->timer_id, tm->notify_tid);
 	ptimer_log(PTIMER_LOG_WARN, "process %d: timer %d is aimed at thread %d, which is gone; "
 		   "dumping it as SIGEV_NONE (it can never fire)", t->pid, tm->timer_id, tm->notify_tid);
@@ -219,40 +262,47 @@ out:
 /*
  * ptimer_dump_task's work on the timers: sort them, translate each
  * notification (translate_notify), read the timing state inside t, the
- * pending expiries and the threads of thread-CPU-clock timers, and disarm
- * the timers whose CPU clock is gone.  timers is freed on failure.
+ * pending expiries and the threads of thread-CPU-clock timers, and write
+ * off the timers whose CPU clock is gone.  timers is freed on failure.
  */
 static int dump_timers(struct ptimer_task *t, const struct ptimer_dump_opts *o, struct ptimer_timer *timers,
 		       uint32_t n, struct ptimer_err *err)
 {
-	bool *dead;
+	enum clock_fate fate;
+	bool *gone, *dead;
 	int ret = 0;
 
+	gone = calloc((size_t)n + 1, sizeof(*gone));
 	dead = calloc((size_t)n + 1, sizeof(*dead));
-	if (!dead)
+	if (!gone || !dead)
 		ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
 	if (n)
 		qsort(timers, n, sizeof(*timers), ptimer_timer_cmp_id);
-	for (uint32_t i = 0; i < n && !ret; i++)
-		ret = translate_notify(t, &timers[i], o && o->strict, &dead[i], err);
+	for (uint32_t i = 0; i < n && !ret; i++) {
+		ret = translate_notify(t, &timers[i], o && o->strict, false, &fate, err);
+		dead[i] = fate == CLOCK_DEAD;
+	}
 	if (!ret && n)
 		ret = ptimer_read_timer_state(t, timers, n, err);
 	if (!ret && n)
 		ret = read_pending(t, timers, n, true, err);
 	if (!ret && n)
-		ret = ptimer_find_clock_threads(t, timers, n, err);
+		ret = ptimer_find_clock_threads(t, timers, n, gone, err);
 	for (uint32_t i = 0; i < n && !ret; i++) {
-		if (dead[i] || timers[i].sigev_notify == PTIMER_SIGEV_NONE) {
-			/* cannot fire (dead clock, exited thread): nothing to deliver */
-			timers[i].pending = 0;
-			timers[i].pending_overrun = 0;
-		}
-		if (dead[i]) {
-			memset(&timers[i].it_value, 0, sizeof(timers[i].it_value));
-			memset(&timers[i].it_interval, 0, sizeof(timers[i].it_interval));
-			timers[i].overrun = 0;
+		struct ptimer_timer *tm = &timers[i];
+
+		/* the state read is the dead clock's: nothing to keep */
+		if (gone[i] || dead[i])
+			ret = write_off_dead_clock(t, tm, o && o->strict, 0, &dead[i], err);
+		else if (tm->sigev_notify == PTIMER_SIGEV_NONE) {
+			/* an exited thread's: nothing to deliver */
+			tm->pending = 0;
+			tm->pending_overrun = 0;
 		}
 	}
+	if (!ret && ptimer_fault("after-dump"))
+		ret = ptimer_errf(err, EIO, "injected failure after the dump of process %d", t->pid);
+	free(gone);
 	free(dead);
 	if (ret)
 		free(timers);
@@ -435,7 +485,8 @@ int ptimer_dump_task_for_criu(struct ptimer_task *t, const struct ptimer_dump_op
 			      struct ptimer_image *img, bool *criu_wrong, struct ptimer_err *err)
 {
 	struct ptimer_timer *timers = NULL, *orig = NULL, *sub = NULL;
-	bool dead = false, changed = false, replaced = false;
+	bool changed = false, replaced = false, strict = o && o->strict;
+	bool *probe = NULL, *gone = NULL;
 	uint32_t n = 0, k = 0;
 	int ret;
 
@@ -446,18 +497,61 @@ int ptimer_dump_task_for_criu(struct ptimer_task *t, const struct ptimer_dump_op
 		return ret;
 	if (n)
 		qsort(timers, n, sizeof(*timers), ptimer_timer_cmp_id);
-	orig = n ? malloc(n * sizeof(*orig)) : NULL;
-	if (n && !orig) {
+	orig = malloc(((size_t)n + 1) * sizeof(*orig));
+	probe = calloc((size_t)n + 1, sizeof(*probe));
+	gone = calloc((size_t)n + 1, sizeof(*gone));
+	if (!orig || !probe || !gone) {
 		ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
 		goto out;
 	}
 	if (n)
 		memcpy(orig, timers, n * sizeof(*orig));
 	for (uint32_t i = 0; i < n && !ret; i++) {
-		ret = translate_notify(t, &timers[i], o && o->strict, &dead, err);
+		enum clock_fate fate;
+
+		ret = translate_notify(t, &timers[i], strict, true, &fate, err);
+		probe[i] = fate == CLOCK_PROBE;
+	}
+	if (!ret && n)
+		ret = read_pending(t, timers, n, false, err);
+	/*
+	 * Thread CPU clocks and the clocks of other tasks: their state, which
+	 * thread each measures, whether its task has exited.  Nothing else
+	 * needs the state: criu saves it.
+	 */
+	for (uint32_t i = 0; !ret && i < n; i++)
+		k += ptimer_thread_clock(timers[i].clock_id) || probe[i];
+	if (!ret && k) {
+		sub = calloc(k, sizeof(*sub));
+		if (!sub)
+			ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", k);
+		for (uint32_t i = 0, j = 0; !ret && i < n; i++)
+			if (ptimer_thread_clock(timers[i].clock_id) || probe[i])
+				sub[j++] = timers[i];
+		if (!ret)
+			ret = ptimer_read_timer_state(t, sub, k, err);
+		for (uint32_t i = 0, j = 0; !ret && i < n; i++)
+			if (ptimer_thread_clock(timers[i].clock_id) || probe[i])
+				timers[i] = sub[j++];
+		if (!ret)
+			ret = ptimer_find_clock_threads(t, timers, n, gone, err);
+		if (!ret)
+			ret = ptimer_probe_gone_clocks(t, timers, n, probe, gone, err);
+	}
+	/*
+	 * native (!replace_dead_ok): the task is left be and the image says
+	 * what criu makes of such a timer, its clock as it is (criu alone
+	 * restores a thread's own clock in the leader, disarmed).
+	 */
+	for (uint32_t i = 0; !ret && i < n; i++)
+		if (gone[i] && replace_dead_ok)
+			ret = write_off_dead_clock(t, &timers[i], strict, probe[i] ? cpu_clock_pid(orig[i].clock_id) : 0,
+						   NULL, err);
+	for (uint32_t i = 0; !ret && i < n; i++)
 		changed = changed || timers[i].sigev_notify != orig[i].sigev_notify ||
 			  timers[i].clock_id != orig[i].clock_id;
-	}
+	if (!ret && changed && ptimer_fault("replace-dead"))
+		ret = ptimer_errf(err, EIO, "injected failure before the timers that can never fire are replaced");
 	if (!ret && changed) {
 		if (replace_dead_ok && kernel_exact_ids())
 			ret = replace_dead(t, orig, timers, n, &replaced, err);
@@ -469,29 +563,16 @@ int ptimer_dump_task_for_criu(struct ptimer_task *t, const struct ptimer_dump_op
 				   "timer_create (Linux 6.15) to make it so in the process now" : "");
 		}
 	}
-	if (!ret && n)
-		ret = read_pending(t, timers, n, false, err);
-	/* thread CPU clocks: ptimer_find_clock_threads wants their state */
-	for (uint32_t i = 0; !ret && i < n; i++)
-		k += ptimer_thread_clock(timers[i].clock_id);
-	if (!ret && k) {
-		sub = calloc(k, sizeof(*sub));
-		if (!sub)
-			ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", k);
-		for (uint32_t i = 0, j = 0; !ret && i < n; i++)
-			if (ptimer_thread_clock(timers[i].clock_id))
-				sub[j++] = timers[i];
-		if (!ret)
-			ret = ptimer_read_timer_state(t, sub, k, err);
-		for (uint32_t i = 0, j = 0; !ret && i < n; i++)
-			if (ptimer_thread_clock(timers[i].clock_id))
-				timers[i] = sub[j++];
-		if (!ret)
-			ret = ptimer_find_clock_threads(t, timers, n, err);
-	}
+	/*
+	 * What criu makes of the rest is right: a CPU clock named by a tid or
+	 * pid names the same task after criu's restore (criu restores every
+	 * pid), a thread's own clock is moved to its thread after criu made it
+	 * (ptimer_rebind_clock_timers), a timer aimed at a pid-namespace leader
+	 * is saved aimed at the process (the plugin's dump) and aimed back
+	 * after criu made it.
+	 */
 	for (uint32_t i = 0; !ret && i < n; i++) {
 		struct ptimer_timer *tm = &timers[i];
-		pid_t cpu_pid = cpu_clock_pid(tm->clock_id);
 
 		/* the state is criu's (core-<pid>.img) */
 		memset(&tm->it_value, 0, sizeof(tm->it_value));
@@ -501,9 +582,6 @@ int ptimer_dump_task_for_criu(struct ptimer_task *t, const struct ptimer_dump_op
 			tm->pending = 0;
 			tm->pending_overrun = 0;
 		}
-		if (((tm->sigev_notify & PTIMER_SIGEV_THREAD_ID) && tm->notify_tid == t->vpid && t->vpid != t->pid) ||
-		    cpu_pid)
-			*criu_wrong = true;
 	}
 	if (ret)
 		goto out;
@@ -517,5 +595,7 @@ out:
 	free(timers);
 	free(orig);
 	free(sub);
+	free(probe);
+	free(gone);
 	return ret;
 }

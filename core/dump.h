@@ -77,14 +77,21 @@ void ptimer_pending_drop_stale(struct ptimer_timer *tm);
  * replace_dead and the kernel has the exact-ID prctl, it is replaced in t
  * by the SIGEV_NONE timer the dump keeps (ptimer_replace_timers), keeping
  * its time, with a warning; otherwise only the image says SIGEV_NONE and
- * *criu_wrong is set.  *criu_wrong is also set for what criu saves so that
- * it restores it wrong: a SIGEV_THREAD_ID timer aimed at the leader of a
- * task in a pid namespace (criu 4.1/4.2 save -1: criu/cr-dump.c
- * dump_one_task() saves the timers before it knows the leader's tid
- * there), a timer on a CPU clock that names a pid (criu does not map it).
+ * *criu_wrong is set.  A timer on the CPU clock of the thread that made it
+ * (-2), that thread gone, is found out by the look at the clocks
+ * (ptimer_find_clock_threads: timer_settime() answers ESRCH) and replaced
+ * the same way; without replace_dead (criu-mode native) it is kept as criu
+ * keeps it.  What criu restores right is left to it: the CPU clock of
+ * another task of the tree (criu restores every pid; in a pid namespace a
+ * probe tells another task's clock from a gone thread's,
+ * ptimer_probe_gone_clocks), a timer on a clock named by a tid, a timer
+ * aimed at a pid-namespace leader (the plugin has criu save it aimed at the
+ * process and aims it back after criu's restore).  The process is left as
+ * it was on every failure (a timer already replaced stays replaced: it
+ * could not fire either way).
  * img->timers sorted by timer_id; threads untouched.  Returns 0, or with
- * err set -ESRCH, -EXDEV (the CPU clock of another process), -ENOMEM, the
- * -errno of ptimer_proc_read_timers or of running code in t.
+ * err set -ESRCH, -ENOMEM, the -errno of ptimer_proc_read_timers or of
+ * running code in t.
  */
 int ptimer_dump_task_for_criu(struct ptimer_task *t, const struct ptimer_dump_opts *o, bool replace_dead,
 			      struct ptimer_image *img, bool *criu_wrong, struct ptimer_err *err);

@@ -36,3 +36,17 @@ int ptimer_pending_stop_signal(void)
 			return stop_signals[i];
 	return 0;
 }
+
+#ifdef PTIMER_FAULT_INJECT
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/fault.h"
+
+bool ptimer_fault(const char *point)
+{
+	const char *want = getenv("PTIMER_FAULT");
+
+	return want && !strcmp(want, point);
+}
+#endif
