@@ -78,6 +78,9 @@ struct ptimer_image {
 	   on a thread CPU clock with clock_tid set; counts_known 0 when the
 	   image predates them */
 	uint32_t n_pending, n_clock_tid, counts_known;
+	/* read from the head: SIGEV_THREAD_ID timers aimed at the leader
+	   (notify_tid == pid); 0 when the image predates the count */
+	uint32_t n_leader_aimed;
 	uint32_t n_threads;		/* 0: image without per-thread state */
 	struct ptimer_thread *threads;	/* malloc'ed, n_threads */
 };

@@ -412,6 +412,25 @@ static __attribute__((unused)) int reaim_leader_timers(struct ptimer_task *t, co
 	return 0;
 }
 
+#ifdef PTIMER_HAVE_CHECKPOINT_DEVICES
+/*
+ * Are timers of img aimed at t's pid-namespace leader that
+ * reaim_leader_timers could not aim at the process (a kernel without the
+ * exact-ID prctl)?  criu then saves them wrong, and only ptimer's restore
+ * gives them back.
+ */
+static bool leader_aimed_left(const struct ptimer_task *t, const struct ptimer_image *img)
+{
+	for (size_t i = 0; i < n_reaimed; i++)
+		if (reaimed[i].pid == t->pid)
+			return false;
+	for (uint32_t i = 0; i < img->n_timers; i++)
+		if (at_ns_leader(t, &img->timers[i]))
+			return true;
+	return false;
+}
+#endif
+
 /*
  * exit(DUMP), the tasks still held by criu, whether they are killed or go
  * on next: every re-aimed timer is aimed at its leader again, with the
@@ -444,6 +463,15 @@ static void aim_back_all(void)
 }
 
 #ifdef PTIMER_HAVE_CHECKPOINT_DEVICES
+/*
+ * criu calls a hook's handlers in load order and stops at the first whose
+ * answer is not -ENOTSUP (run_plugins(), criu/include/plugin.h, 4.0 to
+ * criu-dev); criu/seize.c checkpoint_devices() and criu/cr-restore.c take
+ * -ENOTSUP as "nothing done".  So every hook of ours answers -ENOTSUP
+ * unless it fails the dump or the restore: another plugin in the directory
+ * (criu's CUDA and AMD GPU plugins) is never kept from its hook.  A pid <= 0
+ * (criu-dev's calls for the whole tree) is not a task of ours.
+ */
 static int ptimer_plugin_checkpoint(int pid)
 {
 	struct ptimer_dump_opts o = { .strict = conf.strict };
@@ -454,6 +482,8 @@ static int ptimer_plugin_checkpoint(int pid)
 	bool criu_wrong = false;
 	int ret;
 
+	if (pid <= 0)
+		return -ENOTSUP;
 	ret = ptimer_task_adopt(&t, pid, &err);
 	if (ret)
 		goto fail;
@@ -461,8 +491,12 @@ static int ptimer_plugin_checkpoint(int pid)
 	ret = ptimer_dump_task_for_criu(&t, &o, mode != PTIMER_CRIU_NATIVE, &img, &criu_wrong, &err);
 	if (!ret && mode != PTIMER_CRIU_NATIVE)
 		ret = reaim_leader_timers(&t, &img, &err);
+	/* a leader's timer criu saves with a tid no restore accepts */
+	if (!ret && mode != PTIMER_CRIU_NATIVE && leader_aimed_left(&t, &img))
+		criu_wrong = true;
 	if (!ret)
 		ret = ptimer_dump_threads(&t, NULL, &img, &err);
+	/* only a timer criu would restore wrong is taken from it */
 	if (!ret && mode == PTIMER_CRIU_AUTO && criu_wrong)
 		mode = PTIMER_CRIU_TAKEOVER;
 	if (!ret && worth_an_image(&img)) {
@@ -473,22 +507,23 @@ static int ptimer_plugin_checkpoint(int pid)
 				   mode == PTIMER_CRIU_NATIVE ? "criu restores them, ptimer verifies" :
 				   mode == PTIMER_CRIU_AUTO ? "criu-mode auto: criu restores them where it makes exact "
 							      "IDs itself, else ptimer" :
-				   criu_wrong ? "ptimer restores them: criu would not restore them right" :
+				   criu_wrong ? "ptimer restores them: criu would save a timer that can never fire "
+						"as it is, and this kernel cannot change it first" :
 						"ptimer restores them");
 	}
 	ptimer_image_free(&img);
 	ptimer_task_release(&t);
 	if (!ret)
-		return 0;
+		return -ENOTSUP;
 fail:
 	ptimer_log(PTIMER_LOG_ERROR, "task %d: %s", pid, err.msg);
-	return ret < 0 ? ret : -1;
+	return ret < 0 && ret != -ENOTSUP ? ret : -1;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__CHECKPOINT_DEVICES, ptimer_plugin_checkpoint)
 
 /*
  * Ask for no more hooks than we use, so that a plugin built against a newer
- * criu-plugin.h (4.2: 15 hooks) still loads into criu 4.0/4.1 (12 hooks):
+ * criu-plugin.h (4.2: 13 hooks, criu-dev: 15) still loads into criu 4.0/4.1 (12 hooks):
  * criu/plugin.c refuses descriptors with more hooks than it knows.
  */
 static void __attribute__((constructor)) ptimer_plugin_trim_hooks(void)
@@ -787,7 +822,7 @@ static int prepare_restore(void)
 
 		/* criu restores them, and nothing else of ptimer's needs them */
 		if (p->img.criu_mode == PTIMER_CRIU_AUTO && exact && conf.criu_mode != PTIMER_CRIU_TAKEOVER &&
-		    p->img.counts_known && !p->img.n_pending && !p->img.n_clock_tid) {
+		    p->img.counts_known && !p->img.n_pending && !p->img.n_clock_tid && !p->img.n_leader_aimed) {
 			p->how = HOW_CRIU;
 			continue;
 		}
@@ -873,6 +908,8 @@ static int ptimer_plugin_resume_late(int pid)
 	pid_t vpid = ptimer_proc_nspid(pid, pid);
 	int ret;
 
+	if (pid <= 0)
+		return -ENOTSUP;
 	if (vpid == -EINVAL)
 		vpid = pid;
 	if (vpid <= 0) {
@@ -883,15 +920,15 @@ static int ptimer_plugin_resume_late(int pid)
 	p = planned_of(vpid);
 	if (!p) {
 		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): no ptimers-%d.img, nothing to do", pid, vpid, vpid);
-		return 0;
+		return -ENOTSUP;
 	}
 	if (p->how == HOW_CRIU && !slice_to_restore(&p->img) && !ptimer_image_pending(&p->img) &&
-	    !clock_timers(&p->img)) {
+	    !clock_timers(&p->img) && !p->img.n_leader_aimed) {
 		/* criu made them with exact IDs (it checks each ID it gets:
 		 * criu/pie/restorer.c); nothing is ptimer's */
 		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): criu restored its %u POSIX timers (criu-mode auto)",
 			   pid, vpid, p->n_timers);
-		return 0;
+		return -ENOTSUP;
 	}
 	ret = ptimer_task_adopt(&t, pid, &err);
 	if (ret)
@@ -905,8 +942,7 @@ static int ptimer_plugin_resume_late(int pid)
 				   pid, vpid, p->img.n_timers, st.mode == PTIMER_RESTORE_LINEAR ? "linear" : "exact-ID",
 				   (double)st.ns_total / 1e6);
 	} else {
-		if (p->how == HOW_VERIFY)
-			ret = reaim_restored(&t, &p->img, &err);
+		ret = reaim_restored(&t, &p->img, &err);
 		if (!ret && p->how == HOW_VERIFY)
 			ret = ptimer_verify_task(&t, &p->img, &o, &err);
 		if (!ret)
@@ -924,7 +960,7 @@ static int ptimer_plugin_resume_late(int pid)
 	}
 	ptimer_task_release(&t);
 	if (!ret)
-		return 0;
+		return -ENOTSUP;
 fail:
 	/*
 	 * criu only logs a failed RESUME_DEVICES_LATE (criu/cr-restore.c).  A
@@ -935,7 +971,7 @@ fail:
 	ptimer_log(PTIMER_LOG_ERROR, "task %d (vpid %d): %s; killing the task so that the restore fails "
 		   "rather than run without its timers", pid, vpid, err.msg);
 	kill(pid, SIGKILL);
-	return ret < 0 ? ret : -1;
+	return ret < 0 && ret != -ENOTSUP ? ret : -1;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE, ptimer_plugin_resume_late)
 

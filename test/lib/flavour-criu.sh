@@ -96,10 +96,46 @@ proc_timers() {
 		/^ClockID:/ { print id, s, n, $2 }' "/proc/$1/timers" | sort -n
 }
 
-# fl_criu CASE FLAVOUR: the round of driver.sh's criu flavours.  The round
-# works in $W/LABEL, the image in $W/LABEL.img (a later case may restore it
-# again: case_no_plugin takes mix's).
+# fl_criu CASE FLAVOUR: the round of driver.sh's criu flavours
+# (fl_criu_round), then the differential rule: the plugin is never worse
+# than criu alone.  Each plugin flavour's outcome is kept; after the
+# criu-alone round of the case (LIST puts criu-alone after them), a case
+# criu alone passed (restored, its program's checks all PASS) that failed
+# in criu, criu-native or criu-takeover is a FAIL naming both.
 fl_criu() {
+	local f0=$H_FAIL rc
+	fl_criu_round "$@"
+	rc=$?
+	case $2 in
+	criu | criu-native | criu-takeover)
+		if [ "$rc" -eq 0 ] && [ "$H_FAIL" -eq "$f0" ]; then echo ok; else echo fail; fi >"$W/outcome.$1.$2" ;;
+	criu-alone) differential "$1" ;;
+	esac
+	return 0
+}
+
+# differential CASE: see fl_criu.
+differential() {
+	local c=$1 fl bad= seen=
+	[ -f "$W/$c-alone/criu.done" ] && [ -s "$W/$c-alone/criu.result" ] &&
+		! grep -q '^FAIL' "$W/$c-alone/criu.result" || return 0
+	for fl in criu criu-native criu-takeover; do
+		[ -f "$W/outcome.$c.$fl" ] || continue
+		seen="$seen $fl"
+		[ "$(cat "$W/outcome.$c.$fl")" = ok ] || bad="$bad $fl"
+	done
+	[ -n "$seen" ] || return 0
+	if [ -n "$bad" ]; then
+		fail "$c/differential" "criu alone passes $c (criu-alone), the plugin fails it in:$bad"
+	else
+		pass "$c/differential: criu alone and the plugin both pass ($seen )"
+	fi
+}
+
+# fl_criu_round CASE FLAVOUR: one round.  It works in $W/LABEL, the image in
+# $W/LABEL.img (a later case may restore it again: case_no_plugin takes
+# mix's).  Status 1 when the round stopped early.
+fl_criu_round() {
 	local c=$1 fl=$2 name=$1 kind=plain alone= envs= method= img job plugin
 	if command -v case_criu >/dev/null; then
 		case " $CASE_CRIU_FLAVOURS " in
