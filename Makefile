@@ -187,6 +187,11 @@ $(B)/test/test_rseq: $(B)/sim/test/unit/test_rseq.o $(SIM_OBJS) $(LIB_OBJS)
 $(B)/test/test_plugin_conf: test/unit/test_plugin_conf.c $(B)/plugin/conf.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $(filter %.c %.o,$^) $(LDLIBS)
+# The plugin's hooks, loaded as criu loads it (dlopen); the program stands
+# in for what the criu binary exports (-rdynamic).
+$(B)/test/test_plugin_hooks: test/unit/test_plugin_hooks.c $(B)/ptimer_plugin.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(PLUGIN_CFLAGS) -MF $@.d -MT $@ -rdynamic -o $@ $< -ldl
 # The plugin's reading and editing of criu's core images (no criu needed).
 $(B)/test/test_criu_core $(B)/test/test_criu_timers: $(B)/test/test_%: test/unit/test_%.c $(B)/plugin/criu_core.o $(LIB_OBJS)
 	@mkdir -p $(dir $@)

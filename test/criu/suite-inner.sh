@@ -57,7 +57,7 @@ mkdir -p "$SRC" "$W"
 build() {
 	cd "$SRC" && tar xf "$tarball" &&
 		make deps DEPS=build && make -j2 && make install DESTDIR=/tmp/inst PREFIX=/usr &&
-		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/rseq_cs_loop build/test/bench_tree build/test/thread_cpu build/test/sigev_thread build/test/dead_clock &&
+		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/rseq_cs_loop build/test/bench_tree build/test/thread_cpu build/test/sigev_thread build/test/dead_clock build/test/test_plugin_hooks &&
 		go_build
 }
 # go_build: test/e2e/go_profile.go with the root's Go (golang-go), offline.
@@ -84,6 +84,14 @@ prepare() {
 		exit 1
 	fi
 	[ "$what" = check ] && pass "install: $INST/usr/bin/ptimer and $LIBDIR/ptimer_plugin.so"
+	# the hooks' answers, built against this criu's criu-plugin.h
+	if [ "$what" = check ]; then
+		(cd "$SRC" && build/test/test_plugin_hooks) >"$W/hooks.out" 2>&1
+		sed -nE 's#^(PASS|FAIL|SKIP) #\1 plugin-#p' "$W/hooks.out" >"$W/hooks.lines"
+		cat "$W/hooks.lines"
+		tally "$W/hooks.lines"
+		grep -q '^# test_plugin_hooks: ' "$W/hooks.out" || fail plugin-hooks "test_plugin_hooks ended early: $(oneline "$W/hooks.out")"
+	fi
 	CRIU_VERSION=$(criu --version | awk '/^Version/ { print $2 }')
 	note "criu $CRIU_VERSION, kernel $(uname -r)"
 	note "programs: $(go version 2>/dev/null || echo 'no go'); $(stress-ng --version 2>/dev/null | cut -d' ' -f1-3 || echo 'no stress-ng')"
