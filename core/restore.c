@@ -174,6 +174,10 @@ static int map_timers(const struct ptimer_task *t, const struct ptimer_image *im
 		if (tm->clock_id < 0 && ~(tm->clock_id >> 3)) {
 			pid_t from = ~(tm->clock_id >> 3), to = map_tid(t, img, o, from);
 
+			/* through criu: another task of the tree, whose pid criu
+			 * restored as it was (the clock names it as the task sees it) */
+			if (!to && img->criu_mode != PTIMER_IMG_STANDALONE)
+				to = from;
 			if (!to) {
 				int32_t id = tm->timer_id;
 

@@ -51,6 +51,8 @@
  * log for them (zdtm, runtimes, people) finds them.
  */
 #include <dirent.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -106,6 +108,7 @@ struct planned {
 	pid_t vpid;
 	enum how how;
 	bool kept;		/* core-<vpid>.img.with-timers to put back at exit */
+	bool seen;		/* RESUME_DEVICES_LATE came for it */
 	uint32_t n_timers;	/* in the image (img holds none when criu
 				   restores them and nothing else needs them) */
 	struct ptimer_image img;
@@ -132,6 +135,58 @@ struct reaimed {
 static struct reaimed *reaimed;
 static size_t n_reaimed;
 static int dir_lock = -1;	/* the image directory, flock()ed while a core image is stripped */
+
+/*
+ * The plugins criu loaded before this one that handle a hook ptimer needs.
+ * criu loads the plugin directory's *.so in readdir order and runs each
+ * one's init as it loads it (criu/plugin.c cr_lib_load()), chaining each
+ * hook's handlers in that order; run_plugins() stops at the first answer
+ * that is not -ENOTSUP.  So at our init the plugins already loaded are the
+ * ones ahead of us, and one of them (criu's CUDA plugin, enabled, answers 0
+ * for every task) can keep us from a hook.  Their names, for the messages;
+ * n_seen counts the tasks each hook of ours was called for.
+ */
+static char ahead[256];
+static unsigned int n_seen;
+
+struct ahead_walk {
+	int hook;
+	char *buf;
+	size_t len;
+};
+
+static int ahead_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct ahead_walk *w = arg;
+	cr_plugin_desc_t *d;
+	void *h;
+
+	(void)size;
+	if (!info->dlpi_name || !info->dlpi_name[0])
+		return 0;
+	h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	d = dlsym(h, "CR_PLUGIN_DESC");
+	if (d && d != &CR_PLUGIN_DESC && (unsigned int)w->hook < d->max_hooks && d->hooks[w->hook]) {
+		size_t used = strlen(w->buf);
+
+		snprintf(w->buf + used, w->len - used, "%s%s (%s)", used ? ", " : "", d->name ? d->name : "?",
+			 info->dlpi_name);
+	}
+	dlclose(h);
+	return 0;
+}
+
+/* The plugins loaded before ptimer with a handler for hook, into ahead. */
+static void find_ahead(int hook)
+{
+	struct ahead_walk w = { .hook = hook, .buf = ahead, .len = sizeof(ahead) };
+
+	ahead[0] = 0;
+	n_seen = 0;
+	dl_iterate_phdr(ahead_one, &w);
+}
 
 static void criu_log(int level, const char *where, const char *msg)
 {
@@ -273,6 +328,21 @@ static int ptimer_plugin_init(int stage)
 		return -1;
 	}
 #endif
+#ifdef PTIMER_HAVE_CHECKPOINT_DEVICES
+	if (stage == CR_PLUGIN_STAGE__DUMP) {
+		find_ahead(CR_PLUGIN_HOOK__CHECKPOINT_DEVICES);
+		if (ahead[0])
+			ptimer_log(PTIMER_LOG_WARN, "loaded before ptimer and handling CHECKPOINT_DEVICES: %s; a "
+				   "task one of them answers for is not ptimer's, criu saves its timers alone", ahead);
+	}
+#endif
+	if (stage == CR_PLUGIN_STAGE__RESTORE) {
+		find_ahead(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE);
+		if (ahead[0])
+			ptimer_log(PTIMER_LOG_WARN, "loaded before ptimer and handling RESUME_DEVICES_LATE: %s; "
+				   "criu restores the timers it saved (ptimer completes them where it is called)",
+				   ahead);
+	}
 	/* the mark older ptimer dumps left in the inventory: we are here */
 	if (stage == CR_PLUGIN_STAGE__RESTORE && check_and_remove_inventory_plugin)
 		check_and_remove_inventory_plugin(PLUGIN_NAME, strlen(PLUGIN_NAME));
@@ -484,6 +554,7 @@ static int ptimer_plugin_checkpoint(int pid)
 
 	if (pid <= 0)
 		return -ENOTSUP;
+	n_seen++;
 	ret = ptimer_task_adopt(&t, pid, &err);
 	if (ret)
 		goto fail;
@@ -723,6 +794,18 @@ static int plan_task(struct planned *p, const char *dir, bool exact, struct ptim
 		p->how = HOW_CRIU;
 	else
 		p->how = HOW_PTIMER;
+	/*
+	 * A plugin ahead may keep RESUME_DEVICES_LATE from us: criu must then
+	 * restore the timers itself, so its core image is left whole.
+	 */
+	if (p->how == HOW_PTIMER && ahead[0]) {
+		if (!img->state_in_core && img->n_timers)
+			return ptimer_errf(err, EXDEV, "task vpid %d: its timers are in ptimers-%d.img only (written by "
+					   "an older ptimer), and %s, loaded before ptimer, may keep ptimer from "
+					   "restoring them; restore with a plugin directory without it",
+					   p->vpid, p->vpid, ahead);
+		p->how = HOW_VERIFY;
+	}
 	/* older ptimer's takeover images: the timing is here, the core has none */
 	need_state = img->state_in_core && img->n_timers &&
 		     (p->how != HOW_CRIU || ptimer_image_pending(img) || clock_timers(img));
@@ -856,15 +939,65 @@ static int prepare_restore(void)
 	return 0;
 }
 
+/* How many tasks criu saved: its core-<vpid>.img files in the image directory. */
+static unsigned int tasks_saved(void)
+{
+	char dir[64];
+	unsigned int n = 0;
+	struct dirent *de;
+	DIR *d;
+
+	image_dir(dir, sizeof(dir));
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		int vpid, end = 0;
+
+		n += sscanf(de->d_name, "core-%d.img%n", &vpid, &end) == 1 && !de->d_name[end];
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * What a plugin ahead of ptimer kept from it (find_ahead), said once the
+ * dump or restore is through: never a silent change.  At dump criu saved
+ * those tasks' timers alone (a restore gives them back as criu alone
+ * would); at restore criu made them (plan_task left the core images
+ * whole), and ptimer's additions to what criu made are missing.
+ */
+static void report_ahead(int stage, int ret)
+{
+	unsigned int n;
+
+	if (!ahead[0] || ret)
+		return;
+	if (stage == CR_PLUGIN_STAGE__DUMP) {
+		n = tasks_saved();
+		if (n > n_seen)
+			ptimer_log(PTIMER_LOG_WARN, "ptimer was called for %u of the %u tasks criu saved: %s answered "
+				   "CHECKPOINT_DEVICES first for the others, whose timers criu saved alone", n_seen, n,
+				   ahead);
+		return;
+	}
+	for (size_t i = 0; i < n_plan; i++)
+		if (!plan[i].seen)
+			ptimer_log(PTIMER_LOG_WARN, "task vpid %d: %s answered RESUME_DEVICES_LATE before ptimer: its "
+				   "%u timers are as criu restored them (a thread-CPU-clock timer in the leader, a "
+				   "pid-namespace leader's timer aimed at the process, a pending expiry as criu queues "
+				   "it, no rseq slice extension)", plan[i].vpid, ahead, plan[i].n_timers);
+}
+
 static void ptimer_plugin_exit(int stage, int ret)
 {
-	(void)ret;
+	report_ahead(stage, ret);
 	if (stage == CR_PLUGIN_STAGE__DUMP)
 		aim_back_all();
 	if (stage == CR_PLUGIN_STAGE__RESTORE) {
 		put_back_all();
 		free_plan();
 	}
+	ahead[0] = 0;
 }
 
 /*
@@ -918,6 +1051,8 @@ static int ptimer_plugin_resume_late(int pid)
 	}
 	/* planned at init: a task with nothing to restore has no image */
 	p = planned_of(vpid);
+	if (p)
+		p->seen = true;
 	if (!p) {
 		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): no ptimers-%d.img, nothing to do", pid, vpid, vpid);
 		return -ENOTSUP;

@@ -27,7 +27,7 @@ esac
 [ -x "$FPT" ] || { fail "$n/setup" "$FPT is missing: 'make asan' builds the fault-injection ptimer"; exit 1; }
 d=$TMP/dc
 mkdir -p "$d"
-"$DC" setup "$d" >"$d/setup.out" 2>&1 </dev/null &
+"$DC" setup beyond "$d" >"$d/setup.out" 2>&1 </dev/null &
 src=$!
 bg_add "$src"
 wait_ready "$d" setup "$src" 30 || { fail "$n/setup" "$(oneline "$d/setup.out")"; exit 1; }
