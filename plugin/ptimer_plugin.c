@@ -1031,6 +1031,34 @@ static int reaim_restored(struct ptimer_task *t, const struct ptimer_image *img,
 	return ret;
 }
 
+/*
+ * Kill a task criu holds (RESUME_DEVICES_LATE: every thread ptrace-stopped
+ * by criu, whose process this code runs in) and reap its threads other
+ * than the leader.  A traced thread that dies stays a zombie until its
+ * tracer waits for it with __WALL; criu's detach loop stops at the dead
+ * leader ("Unable to detach") and its wait for the root task has no
+ * __WALL (criu/cr-restore.c, 4.2 and criu-dev), so a multi-threaded root
+ * (pid 1 of a pid namespace) never finished exiting and criu waited for
+ * ever.  With the other threads reaped here, the leader exits and criu
+ * fails the restore at once.
+ */
+static void kill_task(pid_t pid)
+{
+	pid_t *tids = NULL;
+	int n;
+
+	n = ptimer_proc_threads(pid, &tids);
+	kill(pid, SIGKILL);
+	for (int i = 0; i < n; i++) {
+		int st;
+
+		if (tids[i] != pid)
+			while (waitpid(tids[i], &st, __WALL) < 0 && errno == EINTR)
+				;
+	}
+	free(tids);
+}
+
 static int ptimer_plugin_resume_late(int pid)
 {
 	struct ptimer_restore_opts o = { .mode = conf.restore_mode, .rseq_slice = conf.rseq_slice };
@@ -1105,7 +1133,7 @@ fail:
 	 */
 	ptimer_log(PTIMER_LOG_ERROR, "task %d (vpid %d): %s; killing the task so that the restore fails "
 		   "rather than run without its timers", pid, vpid, err.msg);
-	kill(pid, SIGKILL);
+	kill_task(pid);
 	return ret < 0 && ret != -ENOTSUP ? ret : -1;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE, ptimer_plugin_resume_late)
