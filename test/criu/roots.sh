@@ -53,8 +53,9 @@ APT_PKGS=(
 )
 # The plain roots (no SET: test/criu/suite.sh) also hold the real programs
 # that suite checkpoints beside its own: Go's toolchain (a program with the
-# CPU profiler on) and stress-ng (its timer stressors).
-PLAIN_PKGS=(golang-go stress-ng)
+# CPU profiler on), stress-ng (its timer stressors) and a JDK 25 (JFR's
+# CPU-time sampler, JEP 509).
+PLAIN_PKGS=(golang-go stress-ng openjdk-25-jdk-headless)
 APT_CONF='APT::Install-Recommends "false";
 APT::Install-Suggests "false";
 Acquire::Check-Valid-Until "false";

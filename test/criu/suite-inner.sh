@@ -58,7 +58,12 @@ build() {
 	cd "$SRC" && tar xf "$tarball" &&
 		make deps DEPS=build && make -j2 && make install DESTDIR=/tmp/inst PREFIX=/usr &&
 		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/rseq_cs_loop build/test/bench_tree build/test/thread_cpu build/test/sigev_thread build/test/dead_clock build/test/test_plugin_hooks &&
-		go_build
+		go_build && java_build
+}
+# java_build: test/e2e/JfrProfile.java with the root's JDK, and its wrapper.
+java_build() {
+	javac -d build/test test/e2e/JfrProfile.java &&
+		install -m 0755 test/e2e/jfr_profile.sh build/test/jfr_profile
 }
 # go_build: test/e2e/go_profile.go with the root's Go (golang-go), offline.
 go_build() {
