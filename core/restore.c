@@ -148,6 +148,20 @@ static int check_signals(const struct ptimer_task *t, const struct ptimer_image 
 	return 0;
 }
 
+/*
+ * What to do about a thread of the image the target lacks: the command's
+ * option for a standalone image, none for criu's (criu restores every tid;
+ * the plugin's own checks name the checkpoint).
+ */
+static const char *tid_hint(const struct ptimer_image *img, pid_t tid, char *buf, size_t len)
+{
+	if (img->criu_mode != PTIMER_IMG_STANDALONE)
+		snprintf(buf, len, "; the image is not of the checkpoint criu restored");
+	else
+		snprintf(buf, len, ": pass --tid-map %d=TID", tid);
+	return buf;
+}
+
 /* The image's timers as the target must get them, sorted by ID. */
 static int map_timers(const struct ptimer_task *t, const struct ptimer_image *img,
 		      const struct ptimer_restore_opts *o, struct ptimer_timer **out,
@@ -180,11 +194,12 @@ static int map_timers(const struct ptimer_task *t, const struct ptimer_image *im
 				to = from;
 			if (!to) {
 				int32_t id = tm->timer_id;
+				char h[80];
 
 				free(w);
 				return ptimer_errf(err, ESRCH, "timer %d uses the CPU clock of thread %d of the "
-						   "dumped process; process %d has no such thread: pass "
-						   "--tid-map %d=TID", id, from, t->pid, from);
+						   "dumped process; process %d has no such thread%s", id, from, t->pid,
+						   tid_hint(img, from, h, sizeof(h)));
 			}
 			tm->clock_id = (int32_t)(((uint32_t)~to << 3) | ((uint32_t)tm->clock_id & 7));
 		}
@@ -193,11 +208,12 @@ static int map_timers(const struct ptimer_task *t, const struct ptimer_image *im
 
 			if (!to) {
 				int32_t id = tm->timer_id, tid = tm->clock_tid;
+				char h[80];
 
 				free(w);
 				return ptimer_errf(err, ESRCH, "timer %d measures the CPU time of thread %d of the "
 						   "dumped process (CLOCK_THREAD_CPUTIME_ID); process %d has no "
-						   "thread %d: pass --tid-map %d=TID", id, tid, t->pid, tid, tid);
+						   "thread %d%s", id, tid, t->pid, tid, tid_hint(img, tid, h, sizeof(h)));
 			}
 			tm->clock_tid = to;
 		}
@@ -215,11 +231,12 @@ static int map_timers(const struct ptimer_task *t, const struct ptimer_image *im
 
 		if (!to) {
 			int32_t id = tm->timer_id, tid = tm->notify_tid;
+			char h[80];
 
 			free(w);
 			return ptimer_errf(err, ESRCH, "timer %d is aimed at thread %d of the dumped process; "
-					   "process %d has no thread %d: pass --tid-map %d=TID", id, tid,
-					   t->pid, tid, tid);
+					   "process %d has no thread %d%s", id, tid, t->pid, tid,
+					   tid_hint(img, tid, h, sizeof(h)));
 		}
 		tm->notify_tid = to;
 	}

@@ -178,12 +178,13 @@ int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_op
 			ret = ops->mem(ops->ctx, t->tids[i], th->rseq_abi_pointer + PTIMER_RSEQ_SLICE_CTRL_OFF,
 				       &th->slice_ctrl, sizeof(th->slice_ctrl), false);
 			if (ret) {
+				ret = ptimer_errf(err, -ret, "process %d: thread %d: reading struct rseq."
+						  "slice_ctrl at 0x%llx: %s", t->pid, t->tids[i],
+						  (unsigned long long)(th->rseq_abi_pointer +
+								       PTIMER_RSEQ_SLICE_CTRL_OFF),
+						  strerror(-ret));
 				free(v);
-				return ptimer_errf(err, -ret, "process %d: thread %d: reading struct rseq."
-						   "slice_ctrl at 0x%llx: %s", t->pid, t->tids[i],
-						   (unsigned long long)(th->rseq_abi_pointer +
-									PTIMER_RSEQ_SLICE_CTRL_OFF),
-						   strerror(-ret));
+				return ret;
 			}
 		}
 		if (kernel_answer)

@@ -35,7 +35,7 @@ static int read_file(const char *path, uint8_t **buf, size_t *len, struct ptimer
 	if (fd < 0)
 		return ptimer_errf(err, errno, "cannot open criu image %s: %s", path, strerror(errno));
 	if (fstat(fd, &st) || st.st_size < 12 || st.st_size > (64 << 20)) {
-		ret = ptimer_errf(err, EINVAL, "criu image %s: size %lld is not that of a core image", path,
+		ret = ptimer_errf(err, EINVAL, "criu image %s: size %lld is not that of a criu image", path,
 				  (long long)st.st_size);
 		goto out;
 	}
@@ -49,6 +49,7 @@ static int read_file(const char *path, uint8_t **buf, size_t *len, struct ptimer
 	if (r != (ssize_t)*len) {
 		ret = ptimer_errf(err, EIO, "cannot read criu image %s", path);
 		free(*buf);
+		*buf = NULL;
 	}
 out:
 	close(fd);
@@ -276,5 +277,126 @@ int ptimer_criu_core_put_back(const char *dir, pid_t vpid, struct ptimer_err *er
 	snprintf(path, sizeof(path), "%s/core-%d.img", dir, vpid);
 	if (rename(keep, path))
 		return ptimer_errf(err, errno, "cannot put %s back as %s: %s", keep, path, strerror(errno));
+	return 0;
+}
+
+#define CRIU_PSTREE_MAGIC	0x50273030u
+
+static int cmp_task(const void *a, const void *b)
+{
+	const struct ptimer_criu_task *x = a, *y = b;
+
+	return (x->vpid > y->vpid) - (x->vpid < y->vpid);
+}
+
+void ptimer_criu_pstree_free(struct ptimer_criu_task *tasks, uint32_t n)
+{
+	for (uint32_t i = 0; tasks && i < n; i++)
+		free(tasks[i].threads);
+	free(tasks);
+}
+
+const struct ptimer_criu_task *ptimer_criu_pstree_task(const struct ptimer_criu_task *tasks, uint32_t n, pid_t vpid)
+{
+	struct ptimer_criu_task key = { .vpid = vpid };
+
+	return n ? bsearch(&key, tasks, n, sizeof(*tasks), cmp_task) : NULL;
+}
+
+int ptimer_criu_pstree_read(const char *dir, struct ptimer_criu_task **tasks, uint32_t *n, struct ptimer_err *err)
+{
+	struct ptimer_criu_task *v = NULL;
+	char path[4096];
+	uint8_t *buf = NULL;
+	size_t len = 0, off = 8, cap = 0;
+	uint32_t k = 0;
+	int ret;
+
+	*tasks = NULL;
+	*n = 0;
+	snprintf(path, sizeof(path), "%s/pstree.img", dir);
+	if (access(path, F_OK))
+		return ptimer_errf(err, ENOENT, "%s: %s", path, strerror(errno));
+	ret = read_file(path, &buf, &len, err);
+	if (ret)
+		return ret;
+	if (get_u32(buf) != CRIU_IMG_COMMON_MAGIC || get_u32(buf + 4) != CRIU_PSTREE_MAGIC) {
+		ret = ptimer_errf(err, EINVAL, "%s: not a criu pstree image (magic %#x %#x)", path, get_u32(buf),
+				  get_u32(buf + 4));
+		free(buf);
+		return ret;
+	}
+	while (!ret && off + 4 <= len) {
+		size_t elen = get_u32(buf + off);
+		CriuPstreeEntry *e;
+
+		if (elen > len - off - 4) {
+			ret = ptimer_errf(err, EINVAL, "%s: entry at %zu of %zu bytes, only %zu follow", path, off, elen,
+					  len - off - 4);
+			break;
+		}
+		e = criu_pstree_entry__unpack(NULL, elen, buf + off + 4);
+		off += 4 + elen;
+		if (!e) {
+			ret = ptimer_errf(err, EINVAL, "%s: an entry does not decode", path);
+			break;
+		}
+		if (k == cap) {
+			struct ptimer_criu_task *w = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*w));
+
+			if (w)
+				v = w;
+			else
+				ret = ptimer_errf(err, ENOMEM, "out of memory");
+		}
+		if (!ret) {
+			v[k].vpid = (pid_t)e->pid;
+			v[k].n_threads = (uint32_t)e->n_threads;
+			v[k].threads = malloc((e->n_threads + 1) * sizeof(*v[k].threads));
+			if (!v[k].threads)
+				ret = ptimer_errf(err, ENOMEM, "out of memory");
+			for (size_t i = 0; !ret && i < e->n_threads; i++)
+				v[k].threads[i] = (pid_t)e->threads[i];
+			k++;
+		}
+		criu_pstree_entry__free_unpacked(e, NULL);
+	}
+	free(buf);
+	if (ret) {
+		ptimer_criu_pstree_free(v, k);
+		return ret;
+	}
+	if (k)
+		qsort(v, k, sizeof(*v), cmp_task);
+	*tasks = v;
+	*n = k;
+	return 0;
+}
+
+int ptimer_criu_thread_rseq(const char *dir, pid_t tid, uint64_t *ptr, struct ptimer_err *err)
+{
+	char path[4096];
+	uint8_t *buf = NULL;
+	size_t len = 0, elen;
+	CriuCoreThreadView *v;
+	int ret;
+
+	*ptr = 0;
+	snprintf(path, sizeof(path), "%s/core-%d.img", dir, tid);
+	ret = read_file(path, &buf, &len, err);
+	if (ret)
+		return ret;
+	elen = get_u32(buf + 8);
+	if (get_u32(buf) != CRIU_IMG_COMMON_MAGIC || get_u32(buf + 4) != CRIU_CORE_MAGIC || elen > len - 12) {
+		free(buf);
+		return ptimer_errf(err, EINVAL, "%s: not a criu core image", path);
+	}
+	v = criu_core_thread_view__unpack(NULL, elen, buf + 12);
+	free(buf);
+	if (!v)
+		return ptimer_errf(err, EINVAL, "%s: CoreEntry does not decode", path);
+	if (v->thread_core && v->thread_core->rseq_entry)
+		*ptr = v->thread_core->rseq_entry->rseq_abi_pointer;
+	criu_core_thread_view__free_unpacked(v, NULL);
 	return 0;
 }

@@ -62,4 +62,27 @@ void ptimer_criu_core_close(struct ptimer_criu_core *c);
 int ptimer_criu_core_keep_path(char *buf, size_t len, const char *dir, pid_t vpid);
 int ptimer_criu_core_put_back(const char *dir, pid_t vpid, struct ptimer_err *err);
 
+/*
+ * ptimer_criu_pstree_read - the tasks criu saved, from DIR/pstree.img
+ * (IMG_COMMON_MAGIC, PSTREE_MAGIC, then length-prefixed pstree_entry
+ * messages: criu/include/magic.h, images/pstree.proto): each task's pid and
+ * threads as its own pid namespace sees them, *tasks (malloc'd, sorted by
+ * vpid; ptimer_criu_pstree_free) and *n.  Returns 0, -ENOENT (no
+ * pstree.img), -EINVAL (not a pstree image), -ENOMEM or the -errno of
+ * reading; err set.
+ * ptimer_criu_pstree_task - the task vpid of tasks[n], or NULL.
+ * ptimer_criu_thread_rseq - the rseq area criu saved for thread tid
+ * (core-<tid>.img: core_entry.thread_core.rseq_entry.rseq_abi_pointer,
+ * criu 3.17+), 0 when it saved none.  Returns 0 or -errno (err set).
+ */
+struct ptimer_criu_task {
+	pid_t vpid;
+	uint32_t n_threads;
+	pid_t *threads;
+};
+int ptimer_criu_pstree_read(const char *dir, struct ptimer_criu_task **tasks, uint32_t *n, struct ptimer_err *err);
+const struct ptimer_criu_task *ptimer_criu_pstree_task(const struct ptimer_criu_task *tasks, uint32_t n, pid_t vpid);
+void ptimer_criu_pstree_free(struct ptimer_criu_task *tasks, uint32_t n);
+int ptimer_criu_thread_rseq(const char *dir, pid_t tid, uint64_t *ptr, struct ptimer_err *err);
+
 #endif

@@ -64,6 +64,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -206,10 +207,27 @@ static void criu_log(int level, const char *where, const char *msg)
 	}
 }
 
-/* criu_get_image_dir() is an fd; our file API wants a path. */
+/*
+ * criu_get_image_dir() is an fd; our file API wants a path, and messages
+ * should name the directory the user gave criu (-D), not /proc/self/fd/N.
+ * The fd's target is used when it is still that directory (same device
+ * and inode), else the fd's path.
+ */
 static void image_dir(char *buf, size_t len)
 {
-	ptimer_proc_fd_path(criu_get_image_dir(), buf, len);
+	int fd = criu_get_image_dir();
+	char link[64];
+	struct stat a, b;
+	ssize_t n;
+
+	ptimer_proc_fd_path(fd, link, sizeof(link));
+	n = readlink(link, buf, len - 1);
+	if (n > 0 && (size_t)n < len - 1) {
+		buf[n] = 0;
+		if (buf[0] == '/' && !stat(buf, &a) && !fstat(fd, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			return;
+	}
+	snprintf(buf, len, "%s", link);
 }
 
 /*
@@ -379,7 +397,7 @@ static __attribute__((unused)) bool worth_an_image(const struct ptimer_image *im
 static __attribute__((unused)) int write_image(struct ptimer_image *img, enum ptimer_criu_mode mode,
 						struct ptimer_err *err)
 {
-	char dir[64], path[4096];
+	char dir[4096], path[4400];
 
 	img->criu_mode = mode;
 	image_dir(dir, sizeof(dir));
@@ -667,7 +685,7 @@ static int lock_dir(const char *dir, struct ptimer_err *err)
 static void put_back_all(void)
 {
 	struct ptimer_err err;
-	char dir[64];
+	char dir[4096];
 
 	ptimer_proc_fd_path(dir_lock, dir, sizeof(dir));
 	for (size_t i = 0; i < n_plan; i++) {
@@ -837,6 +855,71 @@ static int plan_task(struct planned *p, const char *dir, bool exact, struct ptim
 	return ret;
 }
 
+static bool has_thread(const struct ptimer_criu_task *task, pid_t tid)
+{
+	for (uint32_t i = 0; i < task->n_threads; i++)
+		if (task->threads[i] == tid)
+			return true;
+	return false;
+}
+
+/*
+ * Is p's image of this checkpoint?  Checked against criu's own images
+ * before any task is restored, where a failure is clean: the task is in
+ * criu's pstree.img, every thread the image names (its threads, a
+ * SIGEV_THREAD_ID target, the thread a thread-CPU-clock timer measures) is
+ * one of that task's threads there, and the first thread with an rseq
+ * area has it where criu's core-<tid>.img says (the address differs from
+ * one run of a program to the next: ASLR).  tree NULL: no pstree.img to
+ * check against.  Returns 0 or -EINVAL (err set).
+ */
+static int check_of_checkpoint(const char *dir, const struct planned *p, const struct ptimer_criu_task *tree,
+			       uint32_t n_tree, struct ptimer_err *err)
+{
+	const struct ptimer_criu_task *task = ptimer_criu_pstree_task(tree, n_tree, p->vpid);
+	const struct ptimer_image *img = &p->img;
+	bool rseq_checked = false;
+
+	if (!tree)
+		return 0;
+	if (!task)
+		return ptimer_errf(err, EINVAL, "%s/ptimers-%d.img is not of this checkpoint: criu saved no task %d "
+				   "(pstree.img); remove that file, or restore the checkpoint it belongs to", dir,
+				   p->vpid, p->vpid);
+	for (uint32_t i = 0; i < img->n_threads; i++) {
+		const struct ptimer_thread *th = &img->threads[i];
+		struct ptimer_err rerr;
+		uint64_t at;
+
+		if (!has_thread(task, th->tid))
+			return ptimer_errf(err, EINVAL, "%s/ptimers-%d.img is not of this checkpoint: it names thread "
+					   "%d, which criu did not save for task %d (pstree.img)", dir, p->vpid, th->tid,
+					   p->vpid);
+		if (rseq_checked || !th->rseq_abi_size || ptimer_criu_thread_rseq(dir, th->tid, &at, &rerr) || !at)
+			continue;
+		rseq_checked = true;
+		if (at != th->rseq_abi_pointer)
+			return ptimer_errf(err, EINVAL, "%s/ptimers-%d.img is not of this checkpoint: thread %d's rseq "
+					   "area is at %#llx there, at %#llx in core-%d.img; restore the checkpoint it "
+					   "belongs to, or this one without it", dir, p->vpid, th->tid,
+					   (unsigned long long)th->rseq_abi_pointer, (unsigned long long)at, th->tid);
+	}
+	for (uint32_t i = 0; i < img->n_timers; i++) {
+		const struct ptimer_timer *tm = &img->timers[i];
+		pid_t tid = tm->sigev_notify & PTIMER_SIGEV_THREAD_ID ? tm->notify_tid : 0;
+
+		if (tid && !has_thread(task, tid))
+			return ptimer_errf(err, EINVAL, "%s/ptimers-%d.img: timer %d is aimed at thread %d, which criu "
+					   "did not save for task %d (pstree.img): the image is not of this checkpoint "
+					   "or was edited", dir, p->vpid, tm->timer_id, tid, p->vpid);
+		if (tm->clock_tid && !has_thread(task, tm->clock_tid))
+			return ptimer_errf(err, EINVAL, "%s/ptimers-%d.img: timer %d measures thread %d, which criu "
+					   "did not save for task %d (pstree.img): the image is not of this checkpoint "
+					   "or was edited", dir, p->vpid, tm->timer_id, tm->clock_tid, p->vpid);
+	}
+	return 0;
+}
+
 /*
  * Restore init: read every ptimers image of the directory and plan each
  * task's restore before criu reads any core image.  criu-mode auto images
@@ -850,10 +933,12 @@ static int plan_task(struct planned *p, const char *dir, bool exact, struct ptim
 static int prepare_restore(void)
 {
 	struct ptimer_err err;
-	char dir[64], path[4096];
+	char dir[4096], path[4400];
 	size_t cap = 0;
 	struct dirent *de;
 	bool exact, kept_seen = false, locked = false;
+	struct ptimer_criu_task *tree = NULL;
+	uint32_t n_tree = 0;
 	int ret = 0, auto_seen = 0;
 	DIR *d;
 
@@ -900,9 +985,18 @@ static int prepare_restore(void)
 			   "criu restores the timers it saved right, ptimer the rest" :
 			   exact ? "but criu-mode takeover in the restore's settings: ptimer restores every task's timers" :
 			   "ptimer restores every task's timers");
+	if (!ret && n_plan && ptimer_criu_pstree_read(dir, &tree, &n_tree, &err)) {
+		/* criu fails such a restore itself */
+		ptimer_log(PTIMER_LOG_DEBUG, "%s; the ptimers images are not checked against it", err.msg);
+		tree = NULL;
+		n_tree = 0;
+	}
 	for (size_t i = 0; !ret && i < n_plan; i++) {
 		struct planned *p = &plan[i];
 
+		ret = check_of_checkpoint(dir, p, tree, n_tree, &err);
+		if (ret)
+			break;
 		/* criu restores them, and nothing else of ptimer's needs them */
 		if (p->img.criu_mode == PTIMER_CRIU_AUTO && exact && conf.criu_mode != PTIMER_CRIU_TAKEOVER &&
 		    p->img.counts_known && !p->img.n_pending && !p->img.n_clock_tid && !p->img.n_leader_aimed) {
@@ -922,8 +1016,11 @@ static int prepare_restore(void)
 		snprintf(path, sizeof(path), "%s/ptimers-%d.img", dir, p->vpid);
 		ret = ptimer_image_read(path, &p->img, &err);
 		if (!ret)
+			ret = check_of_checkpoint(dir, p, tree, n_tree, &err);
+		if (!ret)
 			ret = plan_task(p, dir, exact, &err);
 	}
+	ptimer_criu_pstree_free(tree, n_tree);
 	/* what a killed restore left, where criu restores every timer itself */
 	if (!ret && kept_seen && !locked) {
 		ret = lock_dir(dir, &err);
@@ -942,7 +1039,7 @@ static int prepare_restore(void)
 /* How many tasks criu saved: its core-<vpid>.img files in the image directory. */
 static unsigned int tasks_saved(void)
 {
-	char dir[64];
+	char dir[4096];
 	unsigned int n = 0;
 	struct dirent *de;
 	DIR *d;
