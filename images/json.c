@@ -93,6 +93,11 @@ int ptimer_image_to_json(const struct ptimer_image *img, FILE *out, struct ptime
 	json_object_object_add(root, "version",
 			       json_object_new_int64(img->version ? img->version : PTIMER_IMG_VERSION));
 	json_object_object_add(root, "pid", json_object_new_int(img->pid));
+	/* the CRIU plugin's: who restores the timers, where their state is */
+	if (img->criu_mode != PTIMER_IMG_STANDALONE)
+		json_object_object_add(root, "criu_mode", json_object_new_int64(img->criu_mode));
+	if (img->state_in_core)
+		json_object_object_add(root, "state_in_core", json_object_new_int64(img->state_in_core));
 	for (i = 0; i < img->n_timers; i++)
 		json_object_array_add(timers, timer_to_json(&img->timers[i]));
 	json_object_object_add(root, "timers", timers);
@@ -477,6 +482,30 @@ static int parse_pid(const struct jctx *c, json_object *v, struct ptimer_image *
 	return ret;
 }
 
+static int parse_criu_mode(const struct jctx *c, json_object *v, struct ptimer_image *img)
+{
+	struct jwhere w = { .timer = -1 };
+	int64_t x;
+	int ret;
+
+	ret = get_integer(c, &w, "criu_mode", v, PTIMER_IMG_STANDALONE, PTIMER_IMG_CRIU_LAST, &x);
+	if (!ret)
+		img->criu_mode = (uint32_t)x;
+	return ret;
+}
+
+static int parse_state_in_core(const struct jctx *c, json_object *v, struct ptimer_image *img)
+{
+	struct jwhere w = { .timer = -1 };
+	int64_t x;
+	int ret;
+
+	ret = get_integer(c, &w, "state_in_core", v, 0, 1, &x);
+	if (!ret)
+		img->state_in_core = (uint32_t)x;
+	return ret;
+}
+
 static int parse_timers(const struct jctx *c, json_object *v, struct ptimer_image *img)
 {
 	struct jwhere w = { .timer = -1 };
@@ -621,6 +650,8 @@ struct jsection {
 static const struct jsection top_keys[] = {
 	{ "version", false, parse_version },
 	{ "pid", true, parse_pid },
+	{ "criu_mode", false, parse_criu_mode },
+	{ "state_in_core", false, parse_state_in_core },
 	{ "timers", true, parse_timers },
 	{ "threads", false, parse_threads },
 };

@@ -63,7 +63,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <poll.h>
 #include <sys/file.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -642,6 +644,95 @@ static pid_t lock_holder(int fd)
 	return fstat(fd, &st) ? 0 : ptimer_proc_flock_holder((unsigned long)st.st_ino);
 }
 
+static int recover_kept(const char *dir, struct ptimer_err *err);
+
+/*
+ * The guard: a process of its own that puts every stripped core image back
+ * when criu dies before exit(RESTORE) does it (criu SIGKILLed by timeout -k,
+ * the OOM killer, a runtime that gives up), so that the directory is left a
+ * checkpoint that criu alone restores whole.  It is forked twice and leaves
+ * criu's session: criu's restore takes the exit of any child of its own for
+ * a failure, and a restored task must not find it.  It shares the
+ * directory's lock (one open file description), so a second restore waits
+ * until it is done.  It waits for criu's exit (pidfd_open, Linux 5.3; else a
+ * look every 20 ms) or for the byte guard_done() sends once exit(RESTORE)
+ * has put the images back, and keeps no other descriptor of criu's.
+ */
+static int guard_fd = -1;	/* the write end of the guard's pipe, in criu */
+
+static void guard_run(pid_t criu, int rd, int dirfd)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, criu, 0);
+	struct pollfd pf[2] = { { .fd = rd, .events = POLLIN }, { .fd = pfd, .events = POLLIN } };
+	struct ptimer_err err;
+	char dir[64], c;
+
+	ptimer_log_set(NULL);
+	for (;;) {
+		int n = poll(pf, pfd >= 0 ? 2 : 1, pfd >= 0 ? -1 : 20);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n > 0 && (pf[0].revents & (POLLIN | POLLHUP))) {
+			if (read(rd, &c, 1) == 1)
+				_exit(0);	/* exit(RESTORE) put them back */
+			break;			/* every write end closed: criu is gone */
+		}
+		if (pfd >= 0 ? n > 0 && (pf[1].revents & POLLIN) : kill(criu, 0) && errno == ESRCH)
+			break;
+	}
+	ptimer_proc_fd_path(dirfd, dir, sizeof(dir));
+	recover_kept(dir, &err);
+	_exit(0);
+}
+
+static void guard_start(int dirfd)
+{
+	pid_t criu = getpid(), child;
+	int p[2], st;
+
+	if (guard_fd >= 0 || pipe2(p, O_CLOEXEC))
+		return;
+	child = fork();
+	if (child == 0) {
+		sigset_t all;
+
+		sigfillset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		setsid();
+		/* not "criu": what kills criu by name must not kill it */
+		prctl(PR_SET_NAME, "ptimer-guard", 0, 0, 0);
+		if (fork())
+			_exit(0);
+		/* every descriptor but the pipe's read end and the directory's */
+		for (int fd = 0; fd < 1024; fd++)
+			if (fd != p[0] && fd != dirfd)
+				close(fd);
+		guard_run(criu, p[0], dirfd);
+	}
+	close(p[0]);
+	if (child < 0) {
+		close(p[1]);
+		ptimer_log(PTIMER_LOG_WARN, "cannot fork the process that puts the core images back if criu is "
+			   "killed: %s", strerror(errno));
+		return;
+	}
+	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
+		;
+	guard_fd = p[1];
+}
+
+/* The core images are back: the guard may go. */
+static void guard_done(void)
+{
+	if (guard_fd < 0)
+		return;
+	if (write(guard_fd, "", 1) != 1)
+		ptimer_log(PTIMER_LOG_DEBUG, "the guard of the core images is gone already");
+	close(guard_fd);
+	guard_fd = -1;
+}
+
 static int lock_dir(const char *dir, struct ptimer_err *err)
 {
 	int waited = 0;
@@ -674,6 +765,7 @@ static int lock_dir(const char *dir, struct ptimer_err *err)
 		dir_lock = -1;
 		return -e;
 	}
+	guard_start(dir_lock);
 	return 0;
 }
 
@@ -697,6 +789,7 @@ static void put_back_all(void)
 				   err.msg, plan[i].vpid, plan[i].vpid, plan[i].vpid);
 		plan[i].kept = false;
 	}
+	guard_done();
 	if (dir_lock >= 0) {
 		close(dir_lock);
 		dir_lock = -1;
