@@ -17,7 +17,9 @@
  * "look-read" (between the looks in each thread), "look-disarm" (the
  * disarm after the look), "replace-dead" (before a timer that can never
  * fire is replaced, core/dump.c), "after-dump" (the whole task dumped, the
- * image not yet written).
+ * image not yet written); in the CRIU plugin "restore-init" (the end of
+ * init(RESTORE), core images stripped) and "resume-late" (a task's
+ * RESUME_DEVICES_LATE, before anything is done in it).
  */
 #ifdef PTIMER_FAULT_INJECT
 bool ptimer_fault(const char *point);

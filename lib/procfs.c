@@ -290,28 +290,6 @@ int ptimer_yama_scope(void)
 	return s;
 }
 
-pid_t ptimer_proc_flock_holder(unsigned long ino)
-{
-	char line[256];
-	pid_t who = 0;
-	FILE *f = fopen("/proc/locks", "re");
-
-	if (!f)
-		return 0;
-	/* "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" */
-	while (!who && fgets(line, sizeof(line), f)) {
-		const char *w = strstr(line, " FLOCK ") ? strstr(line, "WRITE") : NULL;
-		unsigned int maj, min;
-		unsigned long i;
-		int pid;
-
-		if (w && sscanf(w + 5, "%d %x:%x:%lu", &pid, &maj, &min, &i) == 4 && i == ino)
-			who = pid;
-	}
-	fclose(f);
-	return who;
-}
-
 void ptimer_proc_fd_path(int fd, char *buf, size_t len)
 {
 	snprintf(buf, len, "/proc/self/fd/%d", fd);

@@ -115,11 +115,6 @@ int ptimer_proc_owner(pid_t pid, uid_t *uid);
  * when Yama is not there (Documentation/admin-guide/LSM/Yama.rst). */
 int ptimer_yama_scope(void);
 
-/* ptimer_proc_flock_holder - the pid /proc/locks names for a FLOCK write
- * lock on inode ino (fs/locks.c lock_get_status()), or 0 when none or
- * unreadable. */
-pid_t ptimer_proc_flock_holder(unsigned long ino);
-
 /* ptimer_proc_fd_path - "/proc/self/fd/FD" into buf: a path to what fd
  * names (a directory criu hands over as an fd, for path-based APIs). */
 void ptimer_proc_fd_path(int fd, char *buf, size_t len);

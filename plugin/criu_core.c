@@ -65,46 +65,39 @@ static uint32_t get_u32(const uint8_t *p)
 }
 
 /*
- * Write buf over criu's image at path through a temporary file and rename:
- * a crash leaves the old image or the new one.  No fsync: this runs inside
- * criu's dump, and criu makes none of its images durable one by one (no
- * fsync anywhere in criu/): the dump is synced as a whole by whoever needs
- * it on disk.  The new file must be criu's image in everything but the
- * timers: owner, group and mode are those of the old one (criu creates
- * images 0644 with open(2), criu/image.c; in a user namespace the restored
- * init, root mapped to an unprivileged host uid, opens its children's core
- * images).
+ * Write buf as path through a temporary file beside it and rename: a crash
+ * leaves the old file or the new one.  No fsync: this runs inside criu,
+ * which makes none of its images durable one by one (no fsync anywhere in
+ * criu/).  The new file must be criu's image in everything but the timers:
+ * owner, group and mode are those of like, criu's file (criu creates images
+ * 0644 with open(2), criu/image.c; in a user namespace the restored init,
+ * root mapped to an unprivileged host uid, opens its children's core
+ * images).  A path that was a hard link of like leaves like as it was.
  */
-static int replace_file(const char *path, const uint8_t *buf, size_t len, const char *keep, struct ptimer_err *err)
+static int replace_file(const char *path, const uint8_t *buf, size_t len, const char *like, struct ptimer_err *err)
 {
 	char tmp[4200];
 	struct stat st;
 	int fd, ret = 0;
 
-	if (stat(path, &st))
-		return ptimer_errf(err, errno, "cannot rewrite %s: %s", path, strerror(errno));
+	if (stat(like, &st))
+		return ptimer_errf(err, errno, "cannot rewrite %s: %s", like, strerror(errno));
 	fd = ptimer_file_create_temp(path, st.st_mode & 0777, tmp, sizeof(tmp));
 	if (fd < 0)
-		return ptimer_errf(err, -fd, "cannot rewrite %s: cannot create a file beside it: %s", path,
+		return ptimer_errf(err, -fd, "cannot write %s: cannot create a file beside it: %s", path,
 				   strerror(-fd));
 	if (write(fd, buf, len) != (ssize_t)len)
-		ret = ptimer_errf(err, errno ? errno : EIO, "cannot rewrite %s: %s", path, strerror(errno));
+		ret = ptimer_errf(err, errno ? errno : EIO, "cannot write %s: %s", path, strerror(errno));
 	/* chown first: it clears set-id bits that the chmod then puts back */
 	if (!ret && fchown(fd, st.st_uid, st.st_gid))
-		ret = ptimer_errf(err, errno, "cannot rewrite %s: cannot give the new file criu's owner %u:%u: %s",
+		ret = ptimer_errf(err, errno, "cannot write %s: cannot give the new file criu's owner %u:%u: %s",
 				  path, st.st_uid, st.st_gid, strerror(errno));
 	if (!ret && fchmod(fd, st.st_mode & 07777))
-		ret = ptimer_errf(err, errno, "cannot rewrite %s: cannot give the new file criu's mode %04o: %s",
+		ret = ptimer_errf(err, errno, "cannot write %s: cannot give the new file criu's mode %04o: %s",
 				  path, st.st_mode & 07777, strerror(errno));
 	close(fd);
-	/* the original stays, under the name keep, to be put back */
-	if (!ret && keep && link(path, keep))
-		ret = ptimer_errf(err, errno, "cannot keep %s as %s: %s", path, keep, strerror(errno));
-	if (!ret && rename(tmp, path)) {
-		ret = ptimer_errf(err, errno, "cannot rewrite %s: %s", path, strerror(errno));
-		if (keep)
-			unlink(keep);
-	}
+	if (!ret && rename(tmp, path))
+		ret = ptimer_errf(err, errno, "cannot write %s: %s", path, strerror(errno));
 	if (ret)
 		unlink(tmp);
 	return ret;
@@ -217,7 +210,7 @@ int ptimer_criu_core_timers(const struct ptimer_criu_core *c, struct ptimer_time
 	return 0;
 }
 
-int ptimer_criu_core_strip(struct ptimer_criu_core *c, const char *keep, struct ptimer_err *err)
+int ptimer_criu_core_strip(struct ptimer_criu_core *c, const char *dest, struct ptimer_err *err)
 {
 	CriuTaskTimersEntry *tt = core_timers(c);
 	size_t olen, rest = c->len - 12 - c->elen;
@@ -241,7 +234,7 @@ int ptimer_criu_core_strip(struct ptimer_criu_core *c, const char *keep, struct 
 	criu_core_entry__pack(c->core, out + 12);
 	/* whatever followed the entry stays */
 	memcpy(out + 12 + olen, c->buf + 12 + c->elen, rest);
-	ret = replace_file(c->path, out, 12 + olen + rest, keep, err);
+	ret = replace_file(dest ? dest : c->path, out, 12 + olen + rest, c->path, err);
 	free(out);
 	return ret;
 }
@@ -261,19 +254,11 @@ int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed
 	return ret;
 }
 
-int ptimer_criu_core_keep_path(char *buf, size_t len, const char *dir, pid_t vpid)
-{
-	int n = snprintf(buf, len, "%s/core-%d.img.with-timers", dir, vpid);
-
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
 int ptimer_criu_core_put_back(const char *dir, pid_t vpid, struct ptimer_err *err)
 {
-	char keep[4096], path[4096];
+	char keep[4200], path[4200];
 
-	if (ptimer_criu_core_keep_path(keep, sizeof(keep), dir, vpid))
-		return ptimer_errf(err, ENAMETOOLONG, "image directory name too long: %s", dir);
+	snprintf(keep, sizeof(keep), "%s/core-%d.img.with-timers", dir, vpid);
 	snprintf(path, sizeof(path), "%s/core-%d.img", dir, vpid);
 	if (rename(keep, path))
 		return ptimer_errf(err, errno, "cannot put %s back as %s: %s", keep, path, strerror(errno));

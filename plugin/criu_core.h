@@ -34,14 +34,13 @@ int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed
  * for notify_tid: the tid as the dumped process's pid namespace sees it, 0
  * when not SIGEV_THREAD_ID).  *out malloc'ed (NULL when none).  Returns 0,
  * -EINVAL (an entry lacks a required field or is out of range), -ENOMEM.
- * ptimer_criu_core_strip - take tc.timers.posix out and write the file back
- * (temporary file + rename, no fsync: criu syncs none of its images); no
- * timers: the file is left alone.  With keep (ptimer_criu_core_keep_path),
- * the original file stays under that name, a hard link made before the
- * rename (one inode: owner and mode kept), for ptimer_criu_core_put_back.
+ * ptimer_criu_core_strip - take tc.timers.posix out and write the result
+ * as dest, or over the file itself when dest is NULL (temporary file +
+ * rename, no fsync: criu syncs none of its images), with the owner, group
+ * and mode of criu's file; no timers: nothing is written.  A dest that is
+ * a hard link of criu's file is replaced, criu's file left as it was.
  * Returns 0 or the -errno of the write (-ENOSPC, -EACCES, -EROFS, -EPERM
- * of fchown, -EEXIST: keep exists already, ...); on failure the file and
- * the directory are as they were.
+ * of fchown, ...); on failure dest and its directory are as they were.
  * ptimer_criu_core_close - free; NULL is fine.
  */
 struct ptimer_criu_core;
@@ -49,17 +48,15 @@ int ptimer_criu_core_open(const char *dir, pid_t vpid, struct ptimer_criu_core *
 uint32_t ptimer_criu_core_n_timers(const struct ptimer_criu_core *c);
 int ptimer_criu_core_timers(const struct ptimer_criu_core *c, struct ptimer_timer **out, uint32_t *n,
 			    struct ptimer_err *err);
-int ptimer_criu_core_strip(struct ptimer_criu_core *c, const char *keep, struct ptimer_err *err);
+int ptimer_criu_core_strip(struct ptimer_criu_core *c, const char *dest, struct ptimer_err *err);
 void ptimer_criu_core_close(struct ptimer_criu_core *c);
 
 /*
- * ptimer_criu_core_keep_path - "DIR/core-<vpid>.img.with-timers" into buf:
- * where a restore keeps criu's core image while criu reads the stripped
- * one.  Returns 0 or -ENAMETOOLONG.
- * ptimer_criu_core_put_back - rename that file back over core-<vpid>.img
- * (atomic).  Returns 0 or the -errno of rename (-ENOENT: nothing kept).
+ * ptimer_criu_core_put_back - rename DIR/core-<vpid>.img.with-timers, what
+ * a restore by ptimer 0.1's plugin that was killed left (it stripped core
+ * images in place), back over core-<vpid>.img (atomic).  Returns 0 or the
+ * -errno of rename (-ENOENT: nothing left).
  */
-int ptimer_criu_core_keep_path(char *buf, size_t len, const char *dir, pid_t vpid);
 int ptimer_criu_core_put_back(const char *dir, pid_t vpid, struct ptimer_err *err);
 
 /*

@@ -23,13 +23,15 @@
  *                             planned (prepare_restore); where ptimer, not
  *                             criu, restores the timers, their timing is
  *                             taken from core-<vpid>.img and criu is given
- *                             that core image without them, the original
- *                             kept beside it (core-<vpid>.img.with-timers)
+ *                             that core image without them, in a directory
+ *                             of its own (the overlay): criu's images are
+ *                             never changed
  *   RESUME_DEVICES_LATE(pid)  per task after restore, tasks stopped by criu
  *                             at the exit of rt_sigreturn (criu/cr-restore.c):
  *                             recreate the timers inside the task, or check
  *                             and complete what criu made
- *   exit(RESTORE)             every core image put back as criu wrote it
+ *   exit(RESTORE)             criu's image directory given back to it, the
+ *                             overlay removed
  * So the checkpoint is complete when criu hands it on (the post-dump action
  * script and the lazy page transfer run before the plugins' exit(DUMP):
  * criu/cr-dump.c cr_dump_finish()), and a criu without ptimer restores it
@@ -64,7 +66,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <poll.h>
-#include <sys/file.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/prctl.h>
@@ -73,6 +74,7 @@
 #include <criu/criu-plugin.h>
 
 #include "core/dump.h"
+#include "core/fault.h"
 #include "core/log.h"
 #include "core/pending.h"
 #include "core/proc_timers.h"
@@ -110,7 +112,6 @@ enum how {
 struct planned {
 	pid_t vpid;
 	enum how how;
-	bool kept;		/* core-<vpid>.img.with-timers to put back at exit */
 	bool seen;		/* RESUME_DEVICES_LATE came for it */
 	uint32_t n_timers;	/* in the image (img holds none when criu
 				   restores them and nothing else needs them) */
@@ -137,7 +138,6 @@ struct reaimed {
 };
 static struct reaimed *reaimed;
 static size_t n_reaimed;
-static int dir_lock = -1;	/* the image directory, flock()ed while a core image is stripped */
 
 /*
  * The plugins criu loaded before this one that handle a hook ptimer needs.
@@ -624,39 +624,52 @@ static void __attribute__((constructor)) ptimer_plugin_trim_hooks(void)
 #endif
 
 /*
- * The image directory locked (flock) from before the first core image is
- * read where ptimer may restore the timers, to exit(RESTORE), so that a
- * second restore of the same directory never reads a core image another
- * one has stripped: it waits.  criu's restored tasks are forked while the
- * lock is held and share its descriptor; a criu killed in the middle can
- * leave such a child (its root task, asleep) holding it.  So the wait is
- * said in criu's log, with the pid /proc/locks names, and bounded
- * (LOCK_WAIT_S): then the restore fails with that pid.  Returns 0 or
- * -errno (err set).
+ * Where ptimer restores the timers itself, criu must read core images
+ * without them, and the image directory must stay the user's checkpoint
+ * whatever happens: a restore that fails, a criu that is killed, another
+ * restore of it at the same time, criu alone after.  So criu's images are
+ * never changed: criu is given a directory of its own to read, the overlay
+ * DIR/.ptimer-restore.<criu's pid>, which holds a hard link of each of its
+ * files (a symbolic link where the file system has none) and, in place of
+ * the core images ptimer restores, those images without the timers.  The
+ * overlay takes the place of criu's image directory descriptor
+ * (criu_get_image_dir(), which criu and its restored tasks open every image
+ * through) from the end of init(RESTORE) to exit(RESTORE), when criu's own
+ * is put back and the overlay removed.  If criu dies before that, the
+ * guard removes it; what a guard could not remove, the next restore does.
  */
-#define LOCK_WAIT_S	300
+#define OVERLAY_PREFIX	".ptimer-restore."
 
-/* The pid /proc/locks names for a FLOCK on the inode of fd, or 0. */
-static pid_t lock_holder(int fd)
+static char ov_name[64];	/* the overlay's name in the image directory, "" when none */
+static int ov_fd = -1;		/* the overlay */
+static int img_fd_saved = -1;	/* criu's image directory while the overlay takes its place */
+
+/* Remove DIR/name, a directory of files only (an overlay). */
+static void remove_overlay(int dirfd, const char *name)
 {
-	struct stat st;
+	struct dirent *de;
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 
-	return fstat(fd, &st) ? 0 : ptimer_proc_flock_holder((unsigned long)st.st_ino);
+	while (d && (de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(fd, de->d_name, 0);
+	if (d)
+		closedir(d);
+	else if (fd >= 0)
+		close(fd);
+	unlinkat(dirfd, name, AT_REMOVEDIR);
 }
 
-static int recover_kept(const char *dir, struct ptimer_err *err);
-
 /*
- * The guard: a process of its own that puts every stripped core image back
- * when criu dies before exit(RESTORE) does it (criu SIGKILLed by timeout -k,
- * the OOM killer, a runtime that gives up), so that the directory is left a
- * checkpoint that criu alone restores whole.  It is forked twice and leaves
- * criu's session: criu's restore takes the exit of any child of its own for
- * a failure, and a restored task must not find it.  It shares the
- * directory's lock (one open file description), so a second restore waits
- * until it is done.  It waits for criu's exit (pidfd_open, Linux 5.3; else a
- * look every 20 ms) or for the byte guard_done() sends once exit(RESTORE)
- * has put the images back, and keeps no other descriptor of criu's.
+ * The guard: a process of its own that removes the overlay when criu dies
+ * before exit(RESTORE) does it (criu SIGKILLed by timeout -k, the OOM
+ * killer, a runtime that gives up).  It is forked twice and leaves criu's
+ * session (criu's restore takes the exit of any child of its own for a
+ * failure), is named ptimer-guard (what kills criu by name must not kill
+ * it), keeps only the image directory and its pipe, and waits for criu's
+ * exit (pidfd_open, Linux 5.3; else a look every 20 ms) or for the byte
+ * guard_done() sends once exit(RESTORE) has removed the overlay itself.
  */
 static int guard_fd = -1;	/* the write end of the guard's pipe, in criu */
 
@@ -664,10 +677,8 @@ static void guard_run(pid_t criu, int rd, int dirfd)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, criu, 0);
 	struct pollfd pf[2] = { { .fd = rd, .events = POLLIN }, { .fd = pfd, .events = POLLIN } };
-	struct ptimer_err err;
-	char dir[64], c;
+	char c;
 
-	ptimer_log_set(NULL);
 	for (;;) {
 		int n = poll(pf, pfd >= 0 ? 2 : 1, pfd >= 0 ? -1 : 20);
 
@@ -675,14 +686,13 @@ static void guard_run(pid_t criu, int rd, int dirfd)
 			continue;
 		if (n > 0 && (pf[0].revents & (POLLIN | POLLHUP))) {
 			if (read(rd, &c, 1) == 1)
-				_exit(0);	/* exit(RESTORE) put them back */
+				_exit(0);	/* exit(RESTORE) removed it */
 			break;			/* every write end closed: criu is gone */
 		}
 		if (pfd >= 0 ? n > 0 && (pf[1].revents & POLLIN) : kill(criu, 0) && errno == ESRCH)
 			break;
 	}
-	ptimer_proc_fd_path(dirfd, dir, sizeof(dir));
-	recover_kept(dir, &err);
+	remove_overlay(dirfd, ov_name);
 	_exit(0);
 }
 
@@ -700,11 +710,9 @@ static void guard_start(int dirfd)
 		sigfillset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL);
 		setsid();
-		/* not "criu": what kills criu by name must not kill it */
 		prctl(PR_SET_NAME, "ptimer-guard", 0, 0, 0);
 		if (fork())
 			_exit(0);
-		/* every descriptor but the pipe's read end and the directory's */
 		for (int fd = 0; fd < 1024; fd++)
 			if (fd != p[0] && fd != dirfd)
 				close(fd);
@@ -713,8 +721,8 @@ static void guard_start(int dirfd)
 	close(p[0]);
 	if (child < 0) {
 		close(p[1]);
-		ptimer_log(PTIMER_LOG_WARN, "cannot fork the process that puts the core images back if criu is "
-			   "killed: %s", strerror(errno));
+		ptimer_log(PTIMER_LOG_WARN, "cannot fork the process that removes %s if criu is killed: %s", ov_name,
+			   strerror(errno));
 		return;
 	}
 	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
@@ -722,78 +730,147 @@ static void guard_start(int dirfd)
 	guard_fd = p[1];
 }
 
-/* The core images are back: the guard may go. */
 static void guard_done(void)
 {
 	if (guard_fd < 0)
 		return;
 	if (write(guard_fd, "", 1) != 1)
-		ptimer_log(PTIMER_LOG_DEBUG, "the guard of the core images is gone already");
+		ptimer_log(PTIMER_LOG_DEBUG, "the guard of %s is gone already", ov_name);
 	close(guard_fd);
 	guard_fd = -1;
 }
 
-static int lock_dir(const char *dir, struct ptimer_err *err)
+/*
+ * What restores that did not finish left in dir: overlays of a criu that
+ * no longer runs, and (ptimer 0.1 stripped core images in place) a
+ * core-<vpid>.img.with-timers, put back as core-<vpid>.img.
+ */
+static void clean_leftovers(const char *dir)
 {
-	int waited = 0;
+	struct ptimer_err err;
+	struct dirent *de;
+	DIR *d = opendir(dir);
 
-	if (dir_lock >= 0)
-		return 0;
-	dir_lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir_lock < 0)
-		return ptimer_errf(err, errno, "cannot open the image directory to lock it: %s", strerror(errno));
-	while (flock(dir_lock, LOCK_EX | LOCK_NB) < 0) {
-		int e = errno;
+	while (d && (de = readdir(d))) {
+		int vpid, end = 0;
 
-		if (e == EWOULDBLOCK && waited < LOCK_WAIT_S * 20) {
-			if (!waited)
-				ptimer_log(PTIMER_LOG_WARN, "the image directory is locked by another restore of it "
-					   "(pid %d): waiting up to %d s", lock_holder(dir_lock), LOCK_WAIT_S);
-			waited++;
-			usleep(50000);
-			continue;
+		if (sscanf(de->d_name, OVERLAY_PREFIX "%d%n", &vpid, &end) == 1 && !de->d_name[end] &&
+		    kill(vpid, 0) && errno == ESRCH) {
+			remove_overlay(dirfd(d), de->d_name);
+			ptimer_log(PTIMER_LOG_INFO, "%s/%s: left by a restore that did not finish; removed", dir,
+				   de->d_name);
 		}
-		if (e == EINTR)
-			continue;
-		if (e == EWOULDBLOCK)
-			ptimer_errf(err, e, "the image directory has been locked for %d s by pid %d: another restore "
-				    "of it, or what a killed criu restore left (kill it if no restore of this "
-				    "directory runs)", LOCK_WAIT_S, lock_holder(dir_lock));
-		else
-			ptimer_errf(err, e, "cannot lock the image directory: %s", strerror(e));
-		close(dir_lock);
-		dir_lock = -1;
-		return -e;
+		if (sscanf(de->d_name, "core-%d.img.with-timers%n", &vpid, &end) == 1 && !de->d_name[end]) {
+			if (ptimer_criu_core_put_back(dir, vpid, &err))
+				ptimer_log(PTIMER_LOG_WARN, "%s", err.msg);
+			else
+				ptimer_log(PTIMER_LOG_WARN, "%s/core-%d.img.with-timers: left by a restore that did not "
+					   "finish; put back as core-%d.img", dir, vpid, vpid);
+		}
 	}
-	guard_start(dir_lock);
+	if (d)
+		closedir(d);
+}
+
+/*
+ * Make the overlay of dir (once): every regular file of dir linked into it.
+ * Its owner and mode are dir's (in a user namespace the restored init,
+ * an unprivileged host uid, opens its children's core images).  *path:
+ * the overlay's path.  Returns 0 or -errno (err set; nothing left).
+ */
+static int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err)
+{
+	struct dirent *de;
+	struct stat st;
+	int dfd, ret = 0;
+	DIR *d;
+
+	if (ov_fd < 0)
+		snprintf(ov_name, sizeof(ov_name), OVERLAY_PREFIX "%d", (int)getpid());
+	snprintf(path, len, "%s/%s", dir, ov_name);
+	if (ov_fd >= 0)
+		return 0;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fstat(dfd, &st))
+		ret = ptimer_errf(err, errno, "cannot open the image directory %s: %s", dir, strerror(errno));
+	if (!ret && mkdirat(dfd, ov_name, 0700))
+		ret = ptimer_errf(err, errno, "cannot make %s/%s for criu to read: %s", dir, ov_name, strerror(errno));
+	if (!ret) {
+		ov_fd = openat(dfd, ov_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (ov_fd < 0 || fchown(ov_fd, st.st_uid, st.st_gid) || fchmod(ov_fd, st.st_mode & 07777))
+			ret = ptimer_errf(err, errno, "cannot make %s/%s for criu to read: %s", dir, ov_name,
+					  strerror(errno));
+	}
+	d = ret ? NULL : fdopendir(dup(dfd));
+	while (!ret && d && (de = readdir(d))) {
+		struct stat fst;
+		char target[300];
+
+		if (de->d_name[0] == '.' || fstatat(dfd, de->d_name, &fst, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(fst.st_mode))
+			continue;
+		if (!linkat(dfd, de->d_name, ov_fd, de->d_name, 0))
+			continue;
+		snprintf(target, sizeof(target), "../%s", de->d_name);
+		if (symlinkat(target, ov_fd, de->d_name))
+			ret = ptimer_errf(err, errno, "cannot link %s/%s into %s: %s", dir, de->d_name, ov_name,
+					  strerror(errno));
+	}
+	if (d)
+		closedir(d);
+	if (ret && ov_fd >= 0) {
+		close(ov_fd);
+		ov_fd = -1;
+	}
+	if (ret && dfd >= 0)
+		remove_overlay(dfd, ov_name);
+	if (!ret)
+		guard_start(dfd);
+	if (ret)
+		ov_name[0] = 0;
+	if (dfd >= 0)
+		close(dfd);
+	return ret;
+}
+
+/* The overlay takes the place of criu's image directory (end of init). */
+static int overlay_switch(struct ptimer_err *err)
+{
+	int img = criu_get_image_dir();
+
+	if (ov_fd < 0 || img_fd_saved >= 0)
+		return 0;
+	img_fd_saved = fcntl(img, F_DUPFD_CLOEXEC, 3);
+	if (img_fd_saved < 0 || dup2(ov_fd, img) < 0)
+		return ptimer_errf(err, errno, "cannot give criu %s to read: %s", ov_name, strerror(errno));
+	ptimer_log(PTIMER_LOG_DEBUG, "criu reads its images through %s", ov_name);
 	return 0;
 }
 
 /*
- * Put every stripped core image back as criu wrote it (exit, or a failed
- * init).  Through our own descriptor of the directory: criu has closed its
- * own by exit(RESTORE).
+ * criu's image directory back in its place, the overlay removed (exit, a
+ * failed init).  By exit(RESTORE) criu may have closed its descriptor
+ * (criu_get_image_dir() then answers -1): the overlay is removed through
+ * the one kept.
  */
-static void put_back_all(void)
+static void overlay_done(void)
 {
-	struct ptimer_err err;
-	char dir[4096];
+	int img = criu_get_image_dir(), dfd = img_fd_saved >= 0 ? img_fd_saved : img;
 
-	ptimer_proc_fd_path(dir_lock, dir, sizeof(dir));
-	for (size_t i = 0; i < n_plan; i++) {
-		if (!plan[i].kept)
-			continue;
-		if (ptimer_criu_core_put_back(dir, plan[i].vpid, &err))
-			ptimer_log(PTIMER_LOG_ERROR, "%s: core-%d.img now holds no POSIX timers; before restoring "
-				   "these images without ptimer, rename core-%d.img.with-timers to core-%d.img",
-				   err.msg, plan[i].vpid, plan[i].vpid, plan[i].vpid);
-		plan[i].kept = false;
+	if (img_fd_saved >= 0 && img >= 0 && dup2(img_fd_saved, img) < 0)
+		ptimer_log(PTIMER_LOG_ERROR, "cannot give criu its image directory back: %s", strerror(errno));
+	if (ov_fd >= 0) {
+		close(ov_fd);
+		ov_fd = -1;
+		if (dfd >= 0)
+			remove_overlay(dfd, ov_name);
+		guard_done();
 	}
-	guard_done();
-	if (dir_lock >= 0) {
-		close(dir_lock);
-		dir_lock = -1;
+	if (img_fd_saved >= 0) {
+		close(img_fd_saved);
+		img_fd_saved = -1;
 	}
+	ov_name[0] = 0;
 }
 
 static void free_plan(void)
@@ -817,34 +894,6 @@ static struct planned *planned_of(pid_t vpid)
 	struct planned key = { .vpid = vpid };
 
 	return n_plan ? bsearch(&key, plan, n_plan, sizeof(*plan), cmp_vpid) : NULL;
-}
-
-/*
- * A restore that did not finish (criu killed) left core-<vpid>.img
- * stripped and criu's own beside it: put it back first, whatever this
- * restore then does with it.  Called with the directory locked: what is
- * left then is no running restore's.
- */
-static int recover_kept(const char *dir, struct ptimer_err *err)
-{
-	struct dirent *de;
-	int ret = 0;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return 0;
-	while (!ret && (de = readdir(d))) {
-		int vpid, end = 0;
-
-		if (sscanf(de->d_name, "core-%d.img.with-timers%n", &vpid, &end) != 1 || de->d_name[end])
-			continue;
-		ret = ptimer_criu_core_put_back(dir, vpid, err);
-		if (!ret)
-			ptimer_log(PTIMER_LOG_WARN, "core-%d.img.with-timers: left by a restore that did not finish; "
-				   "put back as core-%d.img", vpid, vpid);
-	}
-	closedir(d);
-	return ret;
 }
 
 /*
@@ -927,16 +976,14 @@ static int plan_task(struct planned *p, const char *dir, bool exact, struct ptim
 	if (!ret && need_state)
 		ret = fill_state(img, c, p->vpid, err);
 	if (!ret && strip && ptimer_criu_core_n_timers(c)) {
-		char keep[4096];
+		char ov[4200], dest[4300];
 
-		ret = lock_dir(dir, err);
+		/* criu reads the core image without the timers from the overlay */
+		ret = overlay_make(dir, ov, sizeof(ov), err);
+		snprintf(dest, sizeof(dest), "%s/core-%d.img", ov, p->vpid);
 		if (!ret)
-			ret = ptimer_criu_core_keep_path(keep, sizeof(keep), dir, p->vpid);
-		if (!ret)
-			ret = ptimer_criu_core_strip(c, keep, err);
-		if (!ret) {
-			p->kept = true;
-		} else if (img->state_in_core) {
+			ret = ptimer_criu_core_strip(c, dest, err);
+		if (ret && img->state_in_core) {
 			/* a read-only directory: criu makes them, as it saved them */
 			ptimer_log(PTIMER_LOG_WARN, "task vpid %d: %s; criu restores its timers as it saved them "
 				   "and ptimer checks them", p->vpid, err->msg);
@@ -1029,23 +1076,20 @@ static int prepare_restore(void)
 	char dir[4096], path[4400];
 	size_t cap = 0;
 	struct dirent *de;
-	bool exact, kept_seen = false, locked = false;
+	bool exact;
 	struct ptimer_criu_task *tree = NULL;
 	uint32_t n_tree = 0;
 	int ret = 0, auto_seen = 0;
 	DIR *d;
 
 	image_dir(dir, sizeof(dir));
+	clean_leftovers(dir);
 	d = opendir(dir);
 	if (!d)
 		return 0;
 	while (!ret && (de = readdir(d))) {
 		int vpid, end = 0;
 
-		if (sscanf(de->d_name, "core-%d.img.with-timers%n", &vpid, &end) == 1 && !de->d_name[end]) {
-			kept_seen = true;
-			continue;
-		}
 		if (sscanf(de->d_name, "ptimers-%d.img%n", &vpid, &end) != 1 || de->d_name[end])
 			continue;
 		if (n_plan == cap) {
@@ -1096,15 +1140,6 @@ static int prepare_restore(void)
 			p->how = HOW_CRIU;
 			continue;
 		}
-		/* every core image read under the lock: none is another restore's stripped one */
-		if (!locked) {
-			ret = lock_dir(dir, &err);
-			if (!ret)
-				ret = recover_kept(dir, &err);
-			locked = true;
-			if (ret)
-				break;
-		}
 		ptimer_image_free(&p->img);
 		snprintf(path, sizeof(path), "%s/ptimers-%d.img", dir, p->vpid);
 		ret = ptimer_image_read(path, &p->img, &err);
@@ -1114,15 +1149,13 @@ static int prepare_restore(void)
 			ret = plan_task(p, dir, exact, &err);
 	}
 	ptimer_criu_pstree_free(tree, n_tree);
-	/* what a killed restore left, where criu restores every timer itself */
-	if (!ret && kept_seen && !locked) {
-		ret = lock_dir(dir, &err);
-		if (!ret)
-			ret = recover_kept(dir, &err);
-	}
+	if (!ret)
+		ret = overlay_switch(&err);
+	if (!ret && ptimer_fault("restore-init"))
+		ret = ptimer_errf(&err, EIO, "injected failure at the end of init(RESTORE)");
 	if (ret) {
 		ptimer_log(PTIMER_LOG_ERROR, "%s", err.msg);
-		put_back_all();
+		overlay_done();
 		free_plan();
 		return -1;
 	}
@@ -1184,7 +1217,7 @@ static void ptimer_plugin_exit(int stage, int ret)
 	if (stage == CR_PLUGIN_STAGE__DUMP)
 		aim_back_all();
 	if (stage == CR_PLUGIN_STAGE__RESTORE) {
-		put_back_all();
+		overlay_done();
 		free_plan();
 	}
 	ahead[0] = 0;
@@ -1282,6 +1315,10 @@ static int ptimer_plugin_resume_late(int pid)
 		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): criu restored its %u POSIX timers (criu-mode auto)",
 			   pid, vpid, p->n_timers);
 		return -ENOTSUP;
+	}
+	if (ptimer_fault("resume-late")) {
+		ret = ptimer_errf(&err, EIO, "injected failure in RESUME_DEVICES_LATE");
+		goto fail;
 	}
 	ret = ptimer_task_adopt(&t, pid, &err);
 	if (ret)

@@ -40,6 +40,7 @@ case $tarball in
 prebuilt:*) PREBUILT=${tarball#prebuilt:} INST=${tarball#prebuilt:} BLD=${tarball#prebuilt:}/build ;;
 esac
 LIBDIR=$INST/usr/lib/criu
+FAULT_LIBDIR=/tmp/fault-libdir	# the plugin built with PTIMER_FAULT_INJECT (fault_build)
 ZT=$BLD/test/zdtm_timers
 W=/tmp/criu-suite
 CRIU_TIMEOUT=${PTIMER_CRIU_TIMEOUT:-180}
@@ -58,7 +59,13 @@ build() {
 	cd "$SRC" && tar xf "$tarball" &&
 		make deps DEPS=build && make -j2 && make install DESTDIR=/tmp/inst PREFIX=/usr &&
 		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/rseq_cs_loop build/test/bench_tree build/test/thread_cpu build/test/sigev_thread build/test/dead_clock build/test/test_plugin_hooks &&
-		go_build && java_build
+		go_build && java_build && fault_build
+}
+# fault_build: the plugin again, failing on demand (core/fault.h,
+# PTIMER_FAULT=POINT), in its own directory for the failed-restore case.
+fault_build() {
+	make -j2 B=build-fault SANITIZE=-DPTIMER_FAULT_INJECT build-fault/ptimer_plugin.so &&
+		mkdir -p "$FAULT_LIBDIR" && cp build-fault/ptimer_plugin.so "$FAULT_LIBDIR/"
 }
 # java_build: test/e2e/JfrProfile.java with the root's JDK, and its wrapper.
 java_build() {

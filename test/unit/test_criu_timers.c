@@ -240,43 +240,52 @@ static void test_criu_core(void)
 		ptimer_criu_core_close(c);
 	}
 
-	/* strip keeping criu's file beside it, then put it back: byte for byte */
+	/* strip into a hard link of criu's file (the plugin's overlay): criu's file as it was */
 	write_core(dir, 4, v, 2);
 	snprintf(path, sizeof(path), "%s/core-4.img", dir);
 	{
-		char keep[4096];
-		size_t orig_len, kept_len, back_len, stripped_len;
-		uint8_t *orig = malloc(8192), *kept = malloc(8192), *back = malloc(8192);
-		struct stat s0, s1;
+		char link_path[4200], keep[4200];
+		size_t orig_len, now_len, stripped_len, back_len;
+		uint8_t *orig = malloc(8192), *now = malloc(8192), *back = malloc(8192);
+		struct stat s0, s1, s2;
 
 		{
 			const uint8_t *x = slurp(path, &orig_len);
 
 			memcpy(orig, x, orig_len);
 		}
-
+		chmod(path, 0640);
 		stat(path, &s0);
-		ptimer_criu_core_keep_path(keep, sizeof(keep), dir, 4);
-		ret = ptimer_criu_core_open(dir, 4, &c, &err);
+		snprintf(link_path, sizeof(link_path), "%s/core-4.link", dir);
+		unlink(link_path);
+		ret = link(path, link_path) ? -errno : 0;
+		if (!ret)
+			ret = ptimer_criu_core_open(dir, 4, &c, &err);
 		if (!ret) {
-			ret = ptimer_criu_core_strip(c, keep, &err);
+			ret = ptimer_criu_core_strip(c, link_path, &err);
 			ptimer_criu_core_close(c);
 		}
 		{
-			const uint8_t *x = slurp(keep, &kept_len);
+			const uint8_t *x = slurp(path, &now_len);
 
-			memcpy(kept, x, kept_len);
+			memcpy(now, x, now_len);
 		}
-		slurp(path, &stripped_len);
-		stat(keep, &s1);
-		CHECK("criu-core/strip-keeps-original", ret == 0 && kept_len == orig_len &&
-		      !memcmp(kept, orig, orig_len) && s1.st_ino == s0.st_ino && stripped_len < orig_len,
-		      "%d '%s' kept %zu orig %zu stripped %zu", ret, err.msg, kept_len, orig_len, stripped_len);
-		/* a second strip with the same keep is refused, nothing changed */
-		ret = ptimer_criu_core_open(dir, 4, &c, &err);
-		CHECK("criu-core/strip-nothing-again", ret == 0 && ptimer_criu_core_n_timers(c) == 0, "%d", ret);
-		ptimer_criu_core_close(c);
-		ret = ptimer_criu_core_put_back(dir, 4, &err);
+		slurp(link_path, &stripped_len);
+		stat(path, &s1);
+		stat(link_path, &s2);
+		CHECK("criu-core/strip-into-a-link-leaves-criu's-file", ret == 0 && now_len == orig_len &&
+		      !memcmp(now, orig, orig_len) && s1.st_ino == s0.st_ino && s2.st_ino != s0.st_ino &&
+		      stripped_len < orig_len && (s2.st_mode & 07777) == 0640 && s2.st_uid == s0.st_uid,
+		      "%d '%s' criu's %zu (was %zu) stripped %zu mode %o", ret, err.msg, now_len, orig_len,
+		      stripped_len, s2.st_mode & 07777);
+		unlink(link_path);
+		/* what ptimer 0.1 left when killed, put back byte for byte */
+		snprintf(keep, sizeof(keep), "%s/core-4.img.with-timers", dir);
+		ret = link(path, keep) ? -errno : 0;
+		if (!ret)
+			ret = ptimer_criu_core_strip_timers(dir, 4, &(uint32_t){ 0 }, &err);
+		if (!ret)
+			ret = ptimer_criu_core_put_back(dir, 4, &err);
 		{
 			const uint8_t *x = slurp(path, &back_len);
 
@@ -287,7 +296,7 @@ static void test_criu_core(void)
 		ret = ptimer_criu_core_put_back(dir, 4, &err);
 		CHECK("criu-core/put-back-nothing", ret == -ENOENT, "%d", ret);
 		free(orig);
-		free(kept);
+		free(now);
 		free(back);
 	}
 
