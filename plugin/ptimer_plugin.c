@@ -1162,23 +1162,18 @@ static int prepare_restore(void)
 	return 0;
 }
 
-/* How many tasks criu saved: its core-<vpid>.img files in the image directory. */
+/* How many tasks criu saved (its pstree.img), 0 when it cannot be read. */
 static unsigned int tasks_saved(void)
 {
+	struct ptimer_criu_task *tree = NULL;
+	struct ptimer_err err;
+	uint32_t n = 0;
 	char dir[4096];
-	unsigned int n = 0;
-	struct dirent *de;
-	DIR *d;
 
 	image_dir(dir, sizeof(dir));
-	d = opendir(dir);
-	while (d && (de = readdir(d))) {
-		int vpid, end = 0;
-
-		n += sscanf(de->d_name, "core-%d.img%n", &vpid, &end) == 1 && !de->d_name[end];
-	}
-	if (d)
-		closedir(d);
+	if (ptimer_criu_pstree_read(dir, &tree, &n, &err))
+		return 0;
+	ptimer_criu_pstree_free(tree, n);
 	return n;
 }
 

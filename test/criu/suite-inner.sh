@@ -59,7 +59,8 @@ build() {
 	cd "$SRC" && tar xf "$tarball" &&
 		make deps DEPS=build && make -j2 && make install DESTDIR=/tmp/inst PREFIX=/usr &&
 		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/rseq_cs_loop build/test/bench_tree build/test/thread_cpu build/test/sigev_thread build/test/dead_clock build/test/test_plugin_hooks &&
-		go_build && java_build && fault_build
+		go_build && java_build && fault_build &&
+		gcc -O2 -Wall -shared -fPIC -o build/test/zero_plugin.so test/criu/zero_plugin.c
 }
 # fault_build: the plugin again, failing on demand (core/fault.h,
 # PTIMER_FAULT=POINT), in its own directory for the failed-restore case.

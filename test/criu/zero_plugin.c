@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+/*
+ * zero_plugin.so - a CRIU plugin that answers 0 ("done") for every task at
+ * CHECKPOINT_DEVICES and RESUME_DEVICES_LATE, as criu's CUDA plugin does
+ * when it is enabled (plugins/cuda/cuda_plugin.c, criu 4.1+), and writes
+ * "HOOK PID" lines to the file $ZERO_PLUGIN_LOG for each call: the plugin
+ * chain case (test/cases/plugin-chain) puts it beside ptimer's in both load
+ * orders.  Built in the criu roots against their criu-plugin.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <criu/criu-plugin.h>
+
+static void note(const char *hook, int pid)
+{
+	const char *path = getenv("ZERO_PLUGIN_LOG");
+	FILE *f = path ? fopen(path, "a") : NULL;
+
+	if (f) {
+		fprintf(f, "%s %d\n", hook, pid);
+		fclose(f);
+	}
+}
+
+static int zero_init(int stage)
+{
+	note("init", stage);
+	return 0;
+}
+
+static void zero_exit(int stage, int ret)
+{
+	note("exit", stage);
+}
+
+static int zero_checkpoint(int pid)
+{
+	note("CHECKPOINT_DEVICES", pid);
+	return 0;
+}
+
+static int zero_resume(int pid)
+{
+	note("RESUME_DEVICES_LATE", pid);
+	return 0;
+}
+
+CR_PLUGIN_REGISTER("zero", zero_init, zero_exit)
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__CHECKPOINT_DEVICES, zero_checkpoint)
+CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE, zero_resume)
