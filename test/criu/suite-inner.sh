@@ -40,6 +40,14 @@ case $tarball in
 prebuilt:*) PREBUILT=${tarball#prebuilt:} INST=${tarball#prebuilt:} BLD=${tarball#prebuilt:}/build ;;
 esac
 LIBDIR=$INST/usr/lib/criu
+# criu-dev (suite.sh): its criu first on PATH, its criu-plugin.h for the
+# plugin's build (the Makefile's CRIU_PLUGIN_INC: DIR/criu/criu-plugin.h)
+if [ -n "${PTIMER_CRIU_DEV:-}" ]; then
+	mkdir -p /tmp/criu-dev-bin /tmp/criu-dev-inc/criu
+	ln -sf "/criu-dev/$PTIMER_CRIU_DEV" /tmp/criu-dev-bin/criu
+	cp "/criu-dev/${PTIMER_CRIU_DEV%/criu/criu}/criu/include/criu-plugin.h" /tmp/criu-dev-inc/criu/
+	export PATH=/tmp/criu-dev-bin:$PATH CRIU_PLUGIN_INC=/tmp/criu-dev-inc
+fi
 FAULT_LIBDIR=/tmp/fault-libdir	# the plugin built with PTIMER_FAULT_INJECT (fault_build)
 ZT=$BLD/test/zdtm_timers
 W=/tmp/criu-suite

@@ -27,7 +27,18 @@ top=$(cd "$here/../.." && pwd)
 what=check
 case "${1:-}" in check|bench) what=$1; shift ;; esac
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(trixie sid)
+# criu-dev: CRIU's criu-dev branch (../shared/vendor), built in a sid root
+# with its build packages (roots.d/criu-dev.pkgs) by criu-dev.sh, cached
+# in $PTIMER_CRIU_DEV_CACHE; the plugin is built against its criu-plugin.h.
+# Not in bench runs (the releases are what users run).
+if [ ${#suites[@]} -eq 0 ]; then
+	suites=(trixie sid)
+	[ "$what" = check ] && suites+=(criu-dev)
+fi
+# the snapshot: beside the checkout (../shared/vendor), else the workplace's
+CRIU_DEV_TAR=${PTIMER_CRIU_DEV_TAR:-$(ls "$top"/../shared/vendor/criu-dev-*.tar.xz /work/shared/vendor/criu-dev-*.tar.xz \
+	2>/dev/null | head -n 1)}
+CRIU_DEV_CACHE=${PTIMER_CRIU_DEV_CACHE:-/var/cache/ptimer-test/criu-dev}
 TIMEOUT=${PTIMER_CRIU_SUITE_TIMEOUT:-900}	# seconds per suite, inside the root
 [ "$what" = bench ] && TIMEOUT=${PTIMER_CRIU_SUITE_TIMEOUT:-2400}	# the trees take long on a busy machine
 . "$top/test/lib/harness.sh"
@@ -51,7 +62,32 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-criu.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP
 
-ensure_roots "$TMP" "" "${suites[@]}"
+plain=()
+for s in "${suites[@]}"; do [ "$s" = criu-dev ] || plain+=("$s"); done
+ensure_roots "$TMP" "" "${plain[@]}"
+# criu-dev's root: sid with criu's build packages; then criu-dev built in it
+CRIU_DEV_WHY=
+if printf '%s\n' "${suites[@]}" | grep -qx criu-dev; then
+	if [ -z "$CRIU_DEV_TAR" ] || [ ! -f "$CRIU_DEV_TAR" ]; then
+		CRIU_DEV_WHY="no criu-dev snapshot (PTIMER_CRIU_DEV_TAR, ../shared/vendor/criu-dev-*.tar.xz)"
+	elif ! "$here/roots.sh" check sid criu-dev 2>/dev/null &&
+		{ echo "# building the sid-criu-dev root (cached in $("$here/roots.sh" path sid criu-dev); a few minutes)"
+		  ! "$here/roots.sh" ensure sid criu-dev >"$TMP/root.criu-dev.out" 2>"$TMP/root.criu-dev.err"; }; then
+		CRIU_DEV_WHY="cannot build the sid-criu-dev root: $(grep 'roots.sh: ' "$TMP/root.criu-dev.err" | tail -n 1 | cut -c1-300)"
+	else
+		mkdir -p "$CRIU_DEV_CACHE"
+		echo "# criu-dev: building $(basename "$CRIU_DEV_TAR") in the sid-criu-dev root (once; cached in $CRIU_DEV_CACHE)"
+		if CRIU_DEV_BIN=$(timeout -s KILL 1800 "$here/enter.sh" "$("$here/roots.sh" path sid criu-dev)" \
+			--bind "$CRIU_DEV_CACHE:/criu-dev" --ro-bind "$CRIU_DEV_TAR:/criu-dev.tar.xz" \
+			--ro-bind "$here/criu-dev.sh:/criu-dev.sh" -- bash /criu-dev.sh /criu-dev.tar.xz /criu-dev \
+			2>"$TMP/criu-dev.err"); then
+			ROOT_RC[criu-dev]=0
+		else
+			CRIU_DEV_WHY="$(tail -n 1 "$TMP/criu-dev.err" | cut -c1-300)"
+		fi
+	fi
+	[ -n "$CRIU_DEV_WHY" ] && ROOT_RC[criu-dev]=1
+fi
 pack_tree "$top" "$TMP/src.tar" || { fail criu/source "cannot pack the work tree"; totals criu; exit 1; }
 
 # A copy of test/criu, test/lib (the harness, the case driver and its criu
@@ -68,15 +104,23 @@ for s in "${suites[@]}"; do
 	f0=$H_FAIL
 	if [ "${ROOT_RC[$s]}" != 0 ]; then
 		why=$(grep -E 'roots.sh: ' "$TMP/root.$s.err" 2>/dev/null | tail -n 1 | cut -c1-300)
+		[ "$s" = criu-dev ] && why=$CRIU_DEV_WHY
 		# not a SKIP: the suite needs the root, and criu $s would go untested
 		fail "criu-$s" "cannot build the Debian root: ${why:-roots.sh ensure $s failed}"
 		echo "not ok $k criu-$s"
 		continue
 	fi
-	root=$("$here/roots.sh" path "$s")
-	echo "# criu-$s: $(sed -n 's/^criu=//p' "$root/.ptimer-root") in $root"
+	devargs=()
+	if [ "$s" = criu-dev ]; then
+		root=$("$here/roots.sh" path sid criu-dev)
+		devargs=(--ro-bind "$CRIU_DEV_CACHE:/criu-dev" --env "PTIMER_CRIU_DEV=${CRIU_DEV_BIN#/criu-dev/}")
+		echo "# criu-$s: $(basename "$CRIU_DEV_TAR" .tar.xz) built in $root"
+	else
+		root=$("$here/roots.sh" path "$s")
+		echo "# criu-$s: $(sed -n 's/^criu=//p' "$root/.ptimer-root") in $root"
+	fi
 	out=$TMP/$s.out
-	timeout -s KILL "$TIMEOUT" "$here/enter.sh" "$root" --pidns --pts \
+	timeout -s KILL "$TIMEOUT" "$here/enter.sh" "$root" --pidns --pts "${devargs[@]}" \
 		--ro-bind "$TMP/src.tar:/ptimer-src.tar" --ro-bind "$TMP/criu-scripts:/ptimer-criu" \
 		${PTIMER_BENCH_RUNS:+--env PTIMER_BENCH_RUNS=$PTIMER_BENCH_RUNS} \
 		${PTIMER_BENCH_SETS:+--env "PTIMER_BENCH_SETS=$PTIMER_BENCH_SETS"} \
