@@ -68,6 +68,7 @@
 #include <poll.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -407,6 +408,23 @@ static __attribute__((unused)) int write_image(struct ptimer_image *img, enum pt
 	return ptimer_image_write_flags(path, img, PTIMER_IMG_NOSYNC, err);
 }
 
+#ifdef PTIMER_HAVE_CHECKPOINT_DEVICES
+/*
+ * A task with nothing for ptimer gets no image; one an earlier dump into
+ * the same directory left under its vpid would be taken for its own at
+ * restore.  Removed (ENOENT: none).
+ */
+static void drop_old_image(pid_t vpid)
+{
+	char dir[4096], path[4400];
+
+	image_dir(dir, sizeof(dir));
+	ptimer_image_path(path, sizeof(path), dir, vpid);
+	if (unlink(path) && errno != ENOENT)
+		ptimer_log(PTIMER_LOG_WARN, "%s, an earlier dump's: cannot remove it: %s", path, strerror(errno));
+}
+#endif
+
 /* Is the timer aimed at the leader of a task in a pid namespace? */
 static bool at_ns_leader(const struct ptimer_task *t, const struct ptimer_timer *tm)
 {
@@ -590,6 +608,8 @@ static int ptimer_plugin_checkpoint(int pid)
 	/* only a timer criu would restore wrong is taken from it */
 	if (!ret && mode == PTIMER_CRIU_AUTO && criu_wrong)
 		mode = PTIMER_CRIU_TAKEOVER;
+	if (!ret && !worth_an_image(&img))
+		drop_old_image(t.vpid);
 	if (!ret && worth_an_image(&img)) {
 		ret = write_image(&img, mode, &err);
 		if (!ret)
@@ -629,7 +649,7 @@ static void __attribute__((constructor)) ptimer_plugin_trim_hooks(void)
  * whatever happens: a restore that fails, a criu that is killed, another
  * restore of it at the same time, criu alone after.  So criu's images are
  * never changed: criu is given a directory of its own to read, the overlay
- * DIR/.ptimer-restore.<criu's pid>, which holds a hard link of each of its
+ * DIR/.ptimer-restore-XXXXXX, which holds a hard link of each of its
  * files (a symbolic link where the file system has none) and, in place of
  * the core images ptimer restores, those images without the timers.  The
  * overlay takes the place of criu's image directory descriptor
@@ -638,7 +658,7 @@ static void __attribute__((constructor)) ptimer_plugin_trim_hooks(void)
  * is put back and the overlay removed.  If criu dies before that, the
  * guard removes it; what a guard could not remove, the next restore does.
  */
-#define OVERLAY_PREFIX	".ptimer-restore."
+#define OVERLAY_PREFIX	".ptimer-restore-"
 
 static char ov_name[64];	/* the overlay's name in the image directory, "" when none */
 static int ov_fd = -1;		/* the overlay */
@@ -696,6 +716,26 @@ static void guard_run(pid_t criu, int rd, int dirfd)
 	_exit(0);
 }
 
+/* Close every descriptor but a and b (criu's service fds sit near its
+ * RLIMIT_NOFILE): close_range(2), Linux 5.9, else one by one up to the limit. */
+static void close_all_but(int a, int b)
+{
+	int lo = a < b ? a : b, hi = a < b ? b : a;
+	const unsigned int r[3][2] = { { 0, (unsigned int)lo - 1 }, { (unsigned int)lo + 1, (unsigned int)hi - 1 },
+				       { (unsigned int)hi + 1, ~0u } };
+
+	for (int i = 0; i < 3; i++) {
+		if (r[i][0] > r[i][1] || (i == 0 && lo == 0))
+			continue;
+		if (syscall(SYS_close_range, r[i][0], r[i][1], 0) < 0) {
+			long max = sysconf(_SC_OPEN_MAX);
+
+			for (long fd = r[i][0]; fd <= (long)r[i][1] && fd < max; fd++)
+				close((int)fd);
+		}
+	}
+}
+
 static void guard_start(int dirfd)
 {
 	pid_t criu = getpid(), child;
@@ -713,9 +753,7 @@ static void guard_start(int dirfd)
 		prctl(PR_SET_NAME, "ptimer-guard", 0, 0, 0);
 		if (fork())
 			_exit(0);
-		for (int fd = 0; fd < 1024; fd++)
-			if (fd != p[0] && fd != dirfd)
-				close(fd);
+		close_all_but(p[0], dirfd);
 		guard_run(criu, p[0], dirfd);
 	}
 	close(p[0]);
@@ -741,6 +779,32 @@ static void guard_done(void)
 }
 
 /*
+ * Is the overlay DIR/name another restore's that is over?  A restore holds
+ * an open file description lock (F_OFD_SETLK) on the overlay's .lock from
+ * its making to its removal, so the lock is free once that criu and
+ * everything it forked are gone, in whatever pid namespace or host (a
+ * shared image directory).  An overlay without .lock is being made: stale
+ * only after a minute.
+ */
+static bool overlay_stale(int dirfd, const char *name)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char lock[300];
+	struct stat st;
+	bool stale;
+	int fd;
+
+	snprintf(lock, sizeof(lock), "%s/.lock", name);
+	fd = openat(dirfd, lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return !fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode) &&
+		       st.st_mtime + 60 < time(NULL);
+	stale = !fcntl(fd, F_OFD_SETLK, &fl);
+	close(fd);
+	return stale;
+}
+
+/*
  * What restores that did not finish left in dir: overlays of a criu that
  * no longer runs, and (ptimer 0.1 stripped core images in place) a
  * core-<vpid>.img.with-timers, put back as core-<vpid>.img.
@@ -754,8 +818,7 @@ static void clean_leftovers(const char *dir)
 	while (d && (de = readdir(d))) {
 		int vpid, end = 0;
 
-		if (sscanf(de->d_name, OVERLAY_PREFIX "%d%n", &vpid, &end) == 1 && !de->d_name[end] &&
-		    kill(vpid, 0) && errno == ESRCH) {
+		if (!strncmp(de->d_name, OVERLAY_PREFIX, strlen(OVERLAY_PREFIX)) && overlay_stale(dirfd(d), de->d_name)) {
 			remove_overlay(dirfd(d), de->d_name);
 			ptimer_log(PTIMER_LOG_INFO, "%s/%s: left by a restore that did not finish; removed", dir,
 				   de->d_name);
@@ -773,43 +836,72 @@ static void clean_leftovers(const char *dir)
 }
 
 /*
- * Make the overlay of dir (once): every regular file of dir linked into it.
+ * Make the overlay of dir (once): every entry of dir but overlays in it, a
+ * regular file as a hard link, anything else (the parent link of an
+ * incremental dump, a symbolic link, a directory) or a file on a file
+ * system without hard links as a symbolic link "../NAME", which resolves
+ * as criu would have resolved NAME.  Its name is unique across pid
+ * namespaces and hosts sharing the directory (mkdtemp's), and it holds
+ * .lock, locked (F_OFD_SETLK) while this restore runs (overlay_stale).
  * Its owner and mode are dir's (in a user namespace the restored init,
  * an unprivileged host uid, opens its children's core images).  *path:
  * the overlay's path.  Returns 0 or -errno (err set; nothing left).
  */
+static int ov_lock = -1;	/* the overlay's .lock, locked */
+
 static int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err)
 {
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 	struct dirent *de;
 	struct stat st;
-	int dfd, ret = 0;
-	DIR *d;
+	char tmpl[4300];
+	int dfd, ret = 0, dd;
+	DIR *d = NULL;
 
-	if (ov_fd < 0)
-		snprintf(ov_name, sizeof(ov_name), OVERLAY_PREFIX "%d", (int)getpid());
-	snprintf(path, len, "%s/%s", dir, ov_name);
-	if (ov_fd >= 0)
+	if (ov_fd >= 0) {
+		snprintf(path, len, "%s/%s", dir, ov_name);
 		return 0;
+	}
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0 || fstat(dfd, &st))
-		ret = ptimer_errf(err, errno, "cannot open the image directory %s: %s", dir, strerror(errno));
-	if (!ret && mkdirat(dfd, ov_name, 0700))
-		ret = ptimer_errf(err, errno, "cannot make %s/%s for criu to read: %s", dir, ov_name, strerror(errno));
-	if (!ret) {
-		ov_fd = openat(dfd, ov_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (ov_fd < 0 || fchown(ov_fd, st.st_uid, st.st_gid) || fchmod(ov_fd, st.st_mode & 07777))
-			ret = ptimer_errf(err, errno, "cannot make %s/%s for criu to read: %s", dir, ov_name,
-					  strerror(errno));
+		return ptimer_errf(err, errno, "cannot open the image directory %s: %s", dir, strerror(errno));
+	snprintf(tmpl, sizeof(tmpl), "%s/" OVERLAY_PREFIX "XXXXXX", dir);
+	if (!mkdtemp(tmpl)) {
+		ret = ptimer_errf(err, errno, "cannot make a directory for criu to read in %s: %s", dir,
+				  strerror(errno));
+		close(dfd);
+		return ret;
 	}
-	d = ret ? NULL : fdopendir(dup(dfd));
-	while (!ret && d && (de = readdir(d))) {
-		struct stat fst;
+	snprintf(ov_name, sizeof(ov_name), "%s", strrchr(tmpl, '/') + 1);
+	snprintf(path, len, "%s/%s", dir, ov_name);
+	ov_fd = openat(dfd, ov_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (ov_fd >= 0)
+		ov_lock = openat(ov_fd, ".lock", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (ov_fd < 0 || ov_lock < 0 || fcntl(ov_lock, F_OFD_SETLK, &fl) ||
+	    fchown(ov_fd, st.st_uid, st.st_gid) || fchmod(ov_fd, st.st_mode & 07777))
+		ret = ptimer_errf(err, errno, "cannot make %s/%s for criu to read: %s", dir, ov_name, strerror(errno));
+	dd = ret ? -1 : dup(dfd);
+	if (!ret && (dd < 0 || !(d = fdopendir(dd)))) {
+		ret = ptimer_errf(err, errno, "cannot list the image directory %s: %s", dir, strerror(errno));
+		if (dd >= 0)
+			close(dd);
+	}
+	while (!ret) {
 		char target[300];
 
-		if (de->d_name[0] == '.' || fstatat(dfd, de->d_name, &fst, AT_SYMLINK_NOFOLLOW) ||
-		    !S_ISREG(fst.st_mode))
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			if (errno)
+				ret = ptimer_errf(err, errno, "cannot list the image directory %s: %s", dir,
+						  strerror(errno));
+			break;
+		}
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    !strncmp(de->d_name, OVERLAY_PREFIX, strlen(OVERLAY_PREFIX)))
 			continue;
-		if (!linkat(dfd, de->d_name, ov_fd, de->d_name, 0))
+		if (!fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode) &&
+		    !linkat(dfd, de->d_name, ov_fd, de->d_name, 0))
 			continue;
 		snprintf(target, sizeof(target), "../%s", de->d_name);
 		if (symlinkat(target, ov_fd, de->d_name))
@@ -818,18 +910,18 @@ static int overlay_make(const char *dir, char *path, size_t len, struct ptimer_e
 	}
 	if (d)
 		closedir(d);
-	if (ret && ov_fd >= 0) {
-		close(ov_fd);
-		ov_fd = -1;
-	}
-	if (ret && dfd >= 0)
+	if (ret) {
+		if (ov_fd >= 0)
+			close(ov_fd);
+		if (ov_lock >= 0)
+			close(ov_lock);
+		ov_fd = ov_lock = -1;
 		remove_overlay(dfd, ov_name);
-	if (!ret)
-		guard_start(dfd);
-	if (ret)
 		ov_name[0] = 0;
-	if (dfd >= 0)
-		close(dfd);
+	} else {
+		guard_start(dfd);
+	}
+	close(dfd);
 	return ret;
 }
 
@@ -865,6 +957,10 @@ static void overlay_done(void)
 		if (dfd >= 0)
 			remove_overlay(dfd, ov_name);
 		guard_done();
+	}
+	if (ov_lock >= 0) {
+		close(ov_lock);
+		ov_lock = -1;
 	}
 	if (img_fd_saved >= 0) {
 		close(img_fd_saved);
@@ -1005,8 +1101,9 @@ static bool has_thread(const struct ptimer_criu_task *task, pid_t tid)
 
 /*
  * Is p's image of this checkpoint?  Checked against criu's own images
- * before any task is restored, where a failure is clean: the task is in
- * criu's pstree.img, every thread the image names (its threads, a
+ * before any task is restored, where a failure is clean (an image of a
+ * task criu did not save is dropped before, with a warning): every thread
+ * the image names (its threads, a
  * SIGEV_THREAD_ID target, the thread a thread-CPU-clock timer measures) is
  * one of that task's threads there, and the first thread with an rseq
  * area has it where criu's core-<tid>.img says (the address differs from
@@ -1020,12 +1117,8 @@ static int check_of_checkpoint(const char *dir, const struct planned *p, const s
 	const struct ptimer_image *img = &p->img;
 	bool rseq_checked = false;
 
-	if (!tree)
+	if (!tree || !task)
 		return 0;
-	if (!task)
-		return ptimer_errf(err, EINVAL, "%s/ptimers-%d.img is not of this checkpoint: criu saved no task %d "
-				   "(pstree.img); remove that file, or restore the checkpoint it belongs to", dir,
-				   p->vpid, p->vpid);
 	for (uint32_t i = 0; i < img->n_threads; i++) {
 		const struct ptimer_thread *th = &img->threads[i];
 		struct ptimer_err rerr;
@@ -1127,6 +1220,18 @@ static int prepare_restore(void)
 		ptimer_log(PTIMER_LOG_DEBUG, "%s; the ptimers images are not checked against it", err.msg);
 		tree = NULL;
 		n_tree = 0;
+	}
+	/* an image of a task criu did not save: an earlier dump's, left in the directory */
+	for (size_t i = 0, k = 0; tree && !ret && i < n_plan; i++) {
+		if (!ptimer_criu_pstree_task(tree, n_tree, plan[i].vpid)) {
+			ptimer_log(PTIMER_LOG_WARN, "%s/ptimers-%d.img: criu saved no task %d in this checkpoint "
+				   "(pstree.img); ignored", dir, plan[i].vpid, plan[i].vpid);
+			ptimer_image_free(&plan[i].img);
+		} else {
+			plan[k++] = plan[i];
+		}
+		if (i + 1 == n_plan)
+			n_plan = k;
 	}
 	for (size_t i = 0; !ret && i < n_plan; i++) {
 		struct planned *p = &plan[i];

@@ -105,8 +105,9 @@ prepare() {
 		exit 1
 	fi
 	[ "$what" = check ] && pass "install: $INST/usr/bin/ptimer and $LIBDIR/ptimer_plugin.so"
-	# the hooks' answers, built against this criu's criu-plugin.h
-	if [ "$what" = check ]; then
+	# the hooks' answers, built against this criu's criu-plugin.h (a
+	# prebuilt tree, cross-built for a guest, has no such test program)
+	if [ "$what" = check ] && [ -z "$PREBUILT" ]; then
 		(cd "$SRC" && build/test/test_plugin_hooks) >"$W/hooks.out" 2>&1
 		sed -nE 's#^(PASS|FAIL|SKIP) #\1 plugin-#p' "$W/hooks.out" >"$W/hooks.lines"
 		cat "$W/hooks.lines"
