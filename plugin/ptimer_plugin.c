@@ -1324,8 +1324,9 @@ static void ptimer_plugin_exit(int stage, int ret)
 }
 
 /*
- * After criu made the timers as it saved them (a read-only directory): the
- * ones the dump aimed at the process while criu saved them (struct
+ * After criu made the timers as it saved them (criu 4.2+ in criu-mode auto,
+ * criu-mode native, a read-only directory): the ones the dump aimed at the
+ * process while criu saved them (struct
  * reaimed) are aimed at the leader again, as the image has them, with the
  * timing criu gave them.  Needs the exact-ID prctl.  Returns 0 or -errno.
  */

@@ -38,6 +38,13 @@
 #   ctr              ctr containers checkpoint --task --rw / restore --rw
 #                    --live [ctr]
 
+# What the plugin's restore log says of the container's pid 1 (five timers,
+# one SIGEV_THREAD_ID at itself): ptimer restored them (criu 4.1, or
+# takeover), or criu did (4.2+, criu-mode auto) and ptimer aimed the
+# leader's timer at it again.
+CT_PLUGIN_RESTORED='ptimer: task [0-9]+ \(vpid 1\): 5 POSIX timers restored, [a-zA-Z-]+ mode|ptimer: task [0-9]+: 1 timer criu made aimed at the process aimed at its leader again'
+
+
 # fl_container CASE FLAVOUR: one round.  The rounds check what the
 # container scenario holds (five timers, one SIGEV_THREAD_ID at pid 1,
 # which criu alone cannot restore) and keep fixed names (containers, state
@@ -261,7 +268,8 @@ podman_case() {
 	else
 		fail "$name/conf-bad-value" "checkpoint exit $rc, state $(pm inspect -f '{{.State.Status}}' "$name"): $(oneline "$W/$name.badckpt") ${log:+$(logtail "$log")}"
 	fi
-	printf '# test\nstrict = yes\nrestore-mode = linear\n' >/etc/criu/ptimer.conf
+	# takeover: ptimer restores the timers on every criu, in linear mode
+	printf '# test\ncriu-mode = takeover\nstrict = yes\nrestore-mode = linear\n' >/etc/criu/ptimer.conf
 
 	pid=$(pm_pid "$name")
 	timers "$pid" >"$W/$name.before"
@@ -274,7 +282,7 @@ podman_case() {
 		return
 	fi
 	log=$(pm_log "$name" dump.log)
-	if grep -q 'ptimer: settings (/etc/criu/ptimer.conf, then the environment): criu-mode auto, strict yes, restore-mode linear' "$log"; then
+	if grep -q 'ptimer: settings (/etc/criu/ptimer.conf, then the environment): criu-mode takeover, strict yes, restore-mode linear' "$log"; then
 		pass "$name/checkpoint ($(secs "$t0") s): settings from /etc/criu/ptimer.conf reach criu dump"
 	else
 		fail "$name/checkpoint" "no 'ptimer: settings (/etc/criu/ptimer.conf...strict yes' in $log: $(logtail "$log")"
@@ -645,8 +653,8 @@ cri_round() {
 		return
 	fi
 	if [ "$prest" = yes ]; then
-		if grep -qE 'ptimer: task [0-9]+ \(vpid 1\): 5 POSIX timers restored' "$log" 2>/dev/null; then
-			pass "$name/restore ($t1 s): CRI CreateContainer from the archive + StartContainer ($([ "$where" = same ] && echo "same pod" || echo "new pod")): $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers restored, [a-zA-Z-]+ mode' "$log" | head -n1)"
+		if grep -qE "$CT_PLUGIN_RESTORED" "$log" 2>/dev/null; then
+			pass "$name/restore ($t1 s): CRI CreateContainer from the archive + StartContainer ($([ "$where" = same ] && echo "same pod" || echo "new pod")): $(grep -ohE "$CT_PLUGIN_RESTORED" "$log" | head -n1)"
 		else
 			fail "$name/restore" "no 'ptimer: ... 5 POSIX timers restored' in ${log:-no restore.log}: $(logtail "$log")"
 		fi
@@ -711,8 +719,8 @@ ctr_case() {  # [NAME]
 		return
 	fi
 	log=$(find "$CW/state" "$CW/root" -path "*$ns*" -name restore.log 2>/dev/null | head -n1)
-	if grep -qE 'ptimer: task [0-9]+ \(vpid 1\): 5 POSIX timers restored' "$log" 2>/dev/null; then
-		pass "$name/restore ($(secs "$t0") s): ctr containers restore --rw --live: $(grep -ohE 'ptimer: task [0-9]+ \(vpid 1\): [0-9]+ POSIX timers restored, [a-zA-Z-]+ mode' "$log" | head -n1)"
+	if grep -qE "$CT_PLUGIN_RESTORED" "$log" 2>/dev/null; then
+		pass "$name/restore ($(secs "$t0") s): ctr containers restore --rw --live: $(grep -ohE "$CT_PLUGIN_RESTORED" "$log" | head -n1)"
 	else
 		fail "$name/restore" "no 'ptimer: ... 5 POSIX timers restored' in ${log:-no restore.log under $CW}: $(logtail "$log")"
 	fi
