@@ -1,8 +1,14 @@
 // SPDX-License-Identifier: MIT
 
-// go_profile criu DIR - a Go program with its CPU profiler on, for the criu
-// suite (test/criu/suite-inner.sh, case_go_profile).  Built in the criu
-// roots with Debian's golang-go: go build -o go_profile go_profile.go.
+// go_profile criu [locked] DIR - a Go program with its CPU profiler on, for
+// the criu suite (cases go-profile and go-profile-locked).  Built in the
+// criu roots with Debian's golang-go: go build -o go_profile go_profile.go.
+//
+// locked: first, two goroutines each call runtime.LockOSThread, burn CPU
+// until their thread has its profiling timer, and return still locked: Go
+// then ends their threads (mexit) but keeps those timers, SIGEV_THREAD_ID
+// at a thread that is gone, on the CPU clock of a thread that is gone.
+// criu alone cannot restore such a timer ("Can't create posix timer").
 //
 // runtime/pprof.StartCPUProfile makes each OS thread that runs Go code
 // create a timer on its own CPU clock (timer_create(CLOCK_THREAD_CPUTIME_ID,
@@ -241,16 +247,38 @@ func put(dir, name, text string) {
 }
 
 func main() {
-	if len(os.Args) != 3 || os.Args[1] != "criu" {
-		fmt.Fprintln(os.Stderr, "usage: go_profile criu DIR")
+	locked := len(os.Args) == 4 && os.Args[2] == "locked"
+	if (len(os.Args) != 3 && !locked) || os.Args[1] != "criu" {
+		fmt.Fprintln(os.Stderr, "usage: go_profile criu [locked] DIR")
 		os.Exit(2)
 	}
-	dir := os.Args[2]
+	dir := os.Args[len(os.Args)-1]
 	runtime.GOMAXPROCS(4)
 	var prof bytes.Buffer
 	if err := pprof.StartCPUProfile(&prof); err != nil {
 		fmt.Fprintln(os.Stderr, "go_profile: StartCPUProfile:", err)
 		os.Exit(2)
+	}
+	if locked {
+		var lw sync.WaitGroup
+		for i := 0; i < 2; i++ {
+			lw.Add(1)
+			go func() {
+				defer lw.Done()
+				runtime.LockOSThread()
+				// long enough for the thread to make its timer and take samples
+				x := uint64(1)
+				for t := time.Now(); time.Since(t) < 200*time.Millisecond; {
+					for j := 0; j < 1000; j++ {
+						x = x*6364136223846793005 + 1
+					}
+				}
+				sink.Add(x)
+				// returns locked: the runtime ends this thread
+			}()
+		}
+		lw.Wait()
+		time.Sleep(100 * time.Millisecond)
 	}
 	var wg sync.WaitGroup
 	for i := 0; i < burners; i++ {
