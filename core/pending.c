@@ -148,6 +148,19 @@ static const char *kerr(long res)
 }
 
 /* Take m's entries out in m->tid, put back the ones not ours in order. */
+/* Entry i of m's peeked entries, the thread's own first. */
+static const siginfo_t *peeked(const struct mend *m, size_t i)
+{
+	return i < m->n_priv ? &m->priv[i] : &m->shared[i - m->n_priv];
+}
+
+/* Is got the entry peeked as want?  A timer's entry names its timer. */
+static bool same_entry(const siginfo_t *got, const siginfo_t *want)
+{
+	return got->si_signo == want->si_signo && got->si_code == want->si_code &&
+	       (want->si_code != SI_TIMER || got->si_timerid == want->si_timerid);
+}
+
 static int mend_queue(const struct ptimer_task *t, const struct ptimer_image *img, const struct mend *m,
 		      struct ptimer_err *err)
 {
@@ -157,6 +170,7 @@ static int mend_queue(const struct ptimer_task *t, const struct ptimer_image *im
 	struct ptimer_blob *b;
 	uint64_t data;
 	pid_t vtid = ptimer_task_vtid(t, m->tid);
+	bool *dropped = NULL;
 	int ret, r;
 
 	ret = ptimer_blob_open(&b, m->tid, 4, 0, t->owns_waits, err);
@@ -167,30 +181,50 @@ static int mend_queue(const struct ptimer_task *t, const struct ptimer_image *im
 	if (!ret)
 		ret = ptimer_blob_data_rw(b, OFF_TS, &zero, sizeof(zero), true, err);
 	/* rt_sigtimedwait takes the thread's own entries first, then the
-	 * process's (dequeue_signal(), kernel/signal.c): the order peeked */
-	for (size_t i = 0; !ret && i < total; i++) {
-		const siginfo_t *want = i < m->n_priv ? &m->priv[i] : &m->shared[i - m->n_priv];
+	 * process's (dequeue_signal(), kernel/signal.c): the order peeked.  A
+	 * timer's own signal may be dropped at dequeue instead (Linux 6.13+:
+	 * posixtimer_deliver_signal() drops it when its timer was re-armed or
+	 * deleted since it was queued, as a running timer may be meanwhile):
+	 * such a peeked SI_TIMER entry is passed over, and not put back. */
+	dropped = calloc(total + 1, sizeof(*dropped));
+	if (!dropped)
+		ret = ptimer_errf(err, ENOMEM, "out of memory");
+	for (size_t i = 0; !ret && i < total;) {
 		siginfo_t got;
 		long s;
 
 		ret = call(b, __NR_rt_sigtimedwait, data + OFF_SET, data + OFF_INFO, data + OFF_TS, 8, &s, err);
+		if (!ret && s == -EAGAIN) {
+			/* nothing more: what is left was timers' signals the kernel dropped */
+			for (; !ret && i < total; i++) {
+				if (peeked(m, i)->si_code != SI_TIMER)
+					ret = ptimer_errf(err, EPROTO, "thread %d: the queue of signal %d changed while "
+							  "ptimer mended it (entry %zu, si_code %d, gone)", m->tid,
+							  m->signo, i, peeked(m, i)->si_code);
+				dropped[i] = true;
+			}
+			break;
+		}
 		if (!ret && s != m->signo)
 			ret = ptimer_errf(err, EPROTO, "thread %d: rt_sigtimedwait for signal %d: %s", m->tid,
 					  m->signo, kerr(s));
 		if (!ret)
 			ret = ptimer_blob_data_rw(b, OFF_INFO, &got, sizeof(got), false, err);
-		if (!ret && (got.si_signo != want->si_signo || got.si_code != want->si_code))
+		while (!ret && i < total && !same_entry(&got, peeked(m, i)) && peeked(m, i)->si_code == SI_TIMER)
+			dropped[i++] = true;
+		if (!ret && (i == total || !same_entry(&got, peeked(m, i))))
 			ret = ptimer_errf(err, EPROTO, "thread %d: the queue of signal %d changed while ptimer "
 					  "mended it (entry %zu: si_code %d, peeked %d)", m->tid, m->signo, i,
-					  got.si_code, want->si_code);
+					  got.si_code, i < total ? peeked(m, i)->si_code : 0);
+		i++;
 	}
 	/* put back what is not ours, each list in its order and to its queue */
 	for (size_t i = 0; !ret && i < total; i++) {
 		bool priv = i < m->n_priv;
-		siginfo_t si = priv ? m->priv[i] : m->shared[i - m->n_priv];
+		siginfo_t si = *peeked(m, i);
 		long s;
 
-		if (ours(img, &si))
+		if (ours(img, &si) || dropped[i])
 			continue;
 		ret = ptimer_blob_data_rw(b, OFF_INFO, &si, sizeof(si), true, err);
 		if (ret)
@@ -203,6 +237,7 @@ static int mend_queue(const struct ptimer_task *t, const struct ptimer_image *im
 			ret = ptimer_errf(err, EPROTO, "thread %d: putting signal %d (si_code %d) back into its "
 					  "queue failed: %s", m->tid, m->signo, si.si_code, kerr(s));
 	}
+	free(dropped);
 	r = ptimer_blob_close(b, ret ? NULL : err);
 	return ret ? ret : r;
 }
