@@ -163,6 +163,7 @@ static int ahead_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct ahead_walk *w = arg;
 	cr_plugin_desc_t *d;
+	const bool *off;
 	void *h;
 
 	(void)size;
@@ -172,7 +173,16 @@ static int ahead_one(struct dl_phdr_info *info, size_t size, void *arg)
 	if (!h)
 		return 0;
 	d = dlsym(h, "CR_PLUGIN_DESC");
-	if (d && d != &CR_PLUGIN_DESC && (unsigned int)w->hook < d->max_hooks && d->hooks[w->hook]) {
+	/*
+	 * criu's GPU plugins keep what their init decided in a global
+	 * (plugins/cuda/cuda_plugin.c and plugins/amdgpu/amdgpu_plugin.c,
+	 * criu 4.1, 4.2: bool plugin_disabled): no GPU or no cuda-checkpoint
+	 * at dump, a checkpoint whose inventory does not name them at restore.
+	 * Disabled, every hook of theirs answers -ENOTSUP: not in our way.
+	 */
+	off = dlsym(h, "plugin_disabled");
+	if (d && d != &CR_PLUGIN_DESC && (unsigned int)w->hook < d->max_hooks && d->hooks[w->hook] &&
+	    !(off && *off)) {
 		size_t used = strlen(w->buf);
 
 		snprintf(w->buf + used, w->len - used, "%s%s (%s)", used ? ", " : "", d->name ? d->name : "?",

@@ -28,7 +28,7 @@ what=check
 case "${1:-}" in check|bench) what=$1; shift ;; esac
 suites=("$@")
 # criu-dev: CRIU's criu-dev branch (../shared/vendor), built in a sid root
-# with its build packages (roots.d/criu-dev.pkgs) by criu-dev.sh, cached
+# with its build packages (roots.d/criu-dev.pkgs) by criu-build.sh, cached
 # in $PTIMER_CRIU_DEV_CACHE; the plugin is built against its criu-plugin.h.
 # Not in bench runs (the releases are what users run).
 if [ ${#suites[@]} -eq 0 ]; then
@@ -79,7 +79,7 @@ if printf '%s\n' "${suites[@]}" | grep -qx criu-dev; then
 		echo "# criu-dev: building $(basename "$CRIU_DEV_TAR") in the sid-criu-dev root (once; cached in $CRIU_DEV_CACHE)"
 		if CRIU_DEV_BIN=$(timeout -s KILL 1800 "$here/enter.sh" "$("$here/roots.sh" path sid criu-dev)" \
 			--bind "$CRIU_DEV_CACHE:/criu-dev" --ro-bind "$CRIU_DEV_TAR:/criu-dev.tar.xz" \
-			--ro-bind "$here/criu-dev.sh:/criu-dev.sh" -- bash /criu-dev.sh /criu-dev.tar.xz /criu-dev \
+			--ro-bind "$here/criu-build.sh:/criu-build.sh" -- bash /criu-build.sh /criu-dev.tar.xz /criu-dev \
 			2>"$TMP/criu-dev.err"); then
 			ROOT_RC[criu-dev]=0
 		else
@@ -87,6 +87,63 @@ if printf '%s\n' "${suites[@]}" | grep -qx criu-dev; then
 		fi
 	fi
 	[ -n "$CRIU_DEV_WHY" ] && ROOT_RC[criu-dev]=1
+fi
+
+# criu's own GPU plugins (case gpu-plugins): those of each suite's criu,
+# built from its source by criu-build.sh in a root with criu's build
+# packages (SUITE-criu-dev) and cached: for trixie and sid Debian's orig
+# tarball of the root's criu (criu-src.sh), in $GPU_CACHE/SUITE; for
+# criu-dev its snapshot, beside its criu.  The suite's root gets them at
+# /gpu-plugins (PTIMER_GPU_PLUGINS), or PTIMER_GPU_WHY says why not.
+GPU_CACHE=${PTIMER_GPU_CACHE:-/var/cache/ptimer-test/criu-build}
+SRC_CACHE=${PTIMER_ZDTM_CACHE:-/var/cache/ptimer-test/zdtm}
+. "$here/criu-src.sh"
+declare -A GPU_DIR GPU_WHY
+# gpu_build SUITE TARBALL CACHE: GPU_DIR[SUITE] (CACHE/NAME/plugins) or GPU_WHY[SUITE]
+gpu_build() {
+	local s=$1 base=$1 bin
+	[ "$s" = criu-dev ] && base=sid
+	if ! "$here/roots.sh" check "$base" criu-dev 2>/dev/null &&
+		{ echo "# building the $base-criu-dev root (cached in $("$here/roots.sh" path "$base" criu-dev); a few minutes)"
+		  ! "$here/roots.sh" ensure "$base" criu-dev >/dev/null 2>"$TMP/root.gpu-$s.err"; }; then
+		GPU_WHY[$s]="cannot build the $base-criu-dev root: $(grep 'roots.sh: ' "$TMP/root.gpu-$s.err" | tail -n 1 | cut -c1-300)"
+		return
+	fi
+	mkdir -p "$3"
+	if bin=$(timeout -s KILL 1800 "$here/enter.sh" "$("$here/roots.sh" path "$base" criu-dev)" \
+		--bind "$3:/criu-build" --ro-bind "$2:/criu.tar.xz" --ro-bind "$here/criu-build.sh:/criu-build.sh" -- \
+		bash /criu-build.sh /criu.tar.xz /criu-build plugins 2>"$TMP/gpu-$s.err"); then
+		GPU_DIR[$s]=$3/${bin#/criu-build/}
+		GPU_DIR[$s]=${GPU_DIR[$s]%/criu/criu}/plugins
+	else
+		GPU_WHY[$s]="$(tail -n 1 "$TMP/gpu-$s.err" | cut -c1-300)"
+	fi
+}
+gpu_plugins() {
+	local s=$1 root debver up
+	if [ "$s" = criu-dev ]; then
+		gpu_build criu-dev "$CRIU_DEV_TAR" "$CRIU_DEV_CACHE"
+		return
+	fi
+	root=$("$here/roots.sh" path "$s")
+	debver=$(sed -n 's/^criu=//p' "$root/.ptimer-root")
+	up=${debver#*:} up=${up%-*}
+	mkdir -p "$SRC_CACHE"
+	exec 8>"$SRC_CACHE/.$s.lock"
+	flock 8
+	if ! fetch_src "$s" "$debver" "$up" "$SRC_CACHE"; then
+		GPU_WHY[$s]="no source of criu $debver: $why"
+		exec 8>&-
+		return
+	fi
+	exec 8>&-
+	echo "# criu-$s: building criu $up's GPU plugins from Debian's source (once; cached in $GPU_CACHE/$s)"
+	gpu_build "$s" "$SRC_CACHE/criu_$up.orig.tar.xz" "$GPU_CACHE/$s"
+}
+if [ "$what" = check ] && { [ -z "${PTIMER_CRIU_CASES:-}" ] || [[ " $PTIMER_CRIU_CASES " == *gpu-plugins* ]]; }; then
+	for s in "${suites[@]}"; do
+		[ "${ROOT_RC[$s]}" = 0 ] && gpu_plugins "$s"
+	done
 fi
 pack_tree "$top" "$TMP/src.tar" || { fail criu/source "cannot pack the work tree"; totals criu; exit 1; }
 
@@ -111,9 +168,14 @@ for s in "${suites[@]}"; do
 		continue
 	fi
 	devargs=()
+	if [ -n "${GPU_DIR[$s]:-}" ]; then
+		devargs+=(--ro-bind "${GPU_DIR[$s]}:/gpu-plugins" --env PTIMER_GPU_PLUGINS=/gpu-plugins)
+	elif [ -n "${GPU_WHY[$s]:-}" ]; then
+		devargs+=(--env "PTIMER_GPU_WHY=${GPU_WHY[$s]}")
+	fi
 	if [ "$s" = criu-dev ]; then
 		root=$("$here/roots.sh" path sid criu-dev)
-		devargs=(--ro-bind "$CRIU_DEV_CACHE:/criu-dev" --env "PTIMER_CRIU_DEV=${CRIU_DEV_BIN#/criu-dev/}")
+		devargs+=(--ro-bind "$CRIU_DEV_CACHE:/criu-dev" --env "PTIMER_CRIU_DEV=${CRIU_DEV_BIN#/criu-dev/}")
 		echo "# criu-$s: $(basename "$CRIU_DEV_TAR" .tar.xz) built in $root"
 	else
 		root=$("$here/roots.sh" path "$s")

@@ -465,3 +465,27 @@ criu_page_server() {  # NAME
 	restore_collect "$name" "$img" "memory from the page server's directory"
 }
 
+
+# plugin_dir DIR FIRST SO...: DIR holding the plugins SO... (paths; copied
+# under their own names), made so that criu, which loads a plugin directory
+# in readdir order (criu/plugin.c cr_plugin_init()), loads the one named
+# FIRST (a file name) before every other.  Creation order decides on tmpfs
+# (newest first, here), the names' hashes on ext4: each SO is created first
+# and last in turn and `ls -U` checked.  Status 1 when no order gives it.
+plugin_dir() {
+	local dir=$1 first=$2 so lead at
+	shift 2
+	for lead in "$@"; do
+		for at in first last; do
+			rm -rf "$dir"
+			mkdir -p "$dir"
+			[ $at = first ] && cp "$lead" "$dir/"
+			for so in "$@"; do
+				[ "$so" = "$lead" ] || cp "$so" "$dir/"
+			done
+			[ $at = last ] && cp "$lead" "$dir/"
+			[ "$(ls -U "$dir" | head -n 1)" = "$first" ] && return 0
+		done
+	done
+	return 1
+}
