@@ -1,12 +1,25 @@
 # ptimer: checkpoint/restore of Linux POSIX timers with exact IDs.
 #
-#   make deps    install missing build/test packages with apt-get (root)
-#   make         build build/ptimer (the in-target restorer is embedded)
-#   make check   unit + end-to-end tests; last line "# N passed, N failed, N skipped"
-#   make demo    deps, build, dump a process with sparse timers, restore it
-#   make bench   restore benchmarks, printed as ratios from one run
-#   make fuzz    libFuzzer targets (test/fuzz/), each run FUZZ_SECONDS (30)
-#   make deb     build/ptimer_VERSION_ARCH.deb (packaging/mkdeb.sh)
+#   make deps     install missing build/test packages with apt-get (root)
+#   make          build build/ptimer (the in-target restorer embedded) and
+#                 build/ptimer_plugin.so
+#   make check    every suite (test/run.sh): unit, end-to-end, the qemu
+#                 kernel matrix, real criu 4.1.1/4.2.1/criu-dev, zdtm,
+#                 containers, the fuzz corpus, ASan/UBSan builds; TAP-like
+#                 lines, last "# N passed, N failed, N skipped"
+#   make tests    the programs make check runs, built only
+#   make asan     the unit and end-to-end programs with ASan and UBSan, in
+#                 build-asan/ (and the fault-injection points of core/fault.h)
+#   make fuzz     libFuzzer targets (test/fuzz/), each run FUZZ_SECONDS (30)
+#   make bench    benchmarks, printed as ratios from one run, written to
+#                 docs/results.md
+#   make demo     deps, build, dump a process with sparse timers, restore it
+#   make install  build/ptimer, the plugin (criu's plugin directory) and the
+#                 man page under DESTDIR/PREFIX (/usr/local)
+#   make deb      build/ptimer_VERSION_ARCH.deb (packaging/mkdeb.sh)
+#   make guest    what a qemu guest of the kernel matrix runs
+#   make clean    remove build/ and build-asan/
+#   make help     this list
 #
 # Architectures: ARCH=x86_64 or ARCH=arm64 (aarch64 also accepted), the
 # host's by default.  ARCH other than the host's cross-builds into
@@ -83,7 +96,7 @@ BLOB_ASM     := $(ARCH_SRC)/entry.S
 LIB_OBJS := $(PROTO_O) $(LIB_SRCS:%.c=$(B)/%.o) $(IMAGES_SRCS:%.c=$(B)/%.o) $(CORE_SRCS:%.c=$(B)/%.o) \
 	$(HOST_R_SRCS:%.c=$(B)/%.o) $(B)/restorer/blob_embed.o
 
-.PHONY: all deb deps check tests guest demo bench clean install asan fuzz fuzz-build
+.PHONY: all deb deps check tests guest demo bench clean install asan fuzz fuzz-build help
 # Generated protobuf sources and blob stages are kept, not intermediate.
 .SECONDARY:
 # a cross build also makes the programs a guest kernel runs (test/qemu/)
@@ -144,11 +157,16 @@ $(B)/ptimer: $(CLI_SRCS:%.c=$(B)/%.o) $(LIB_OBJS)
 # hook: test/criu/arm64.sh passes sid's).
 CRIU_PLUGIN_INC ?=
 CRIU_PLUGIN_H ?= $(firstword $(wildcard $(if $(CRIU_PLUGIN_INC),$(CRIU_PLUGIN_INC)/criu/criu-plugin.h,/usr/include/criu/criu-plugin.h /usr/local/include/criu/criu-plugin.h)))
-PLUGIN_CFLAGS := $(if $(CRIU_PLUGIN_INC),-I$(CRIU_PLUGIN_INC)) \
-	$(if $(shell grep -s CR_PLUGIN_HOOK__CHECKPOINT_DEVICES $(CRIU_PLUGIN_H)),-DPTIMER_HAVE_CHECKPOINT_DEVICES)
+# A criu-plugin.h without CHECKPOINT_DEVICES (criu < 4.0, Debian 12's 3.17)
+# builds a plugin that can only refuse a dump: said at build, not installed.
+PLUGIN_CAN_DUMP := $(if $(shell grep -s CR_PLUGIN_HOOK__CHECKPOINT_DEVICES $(CRIU_PLUGIN_H)),yes)
+PLUGIN_NO_DUMP  := $(CRIU_PLUGIN_H) has no CHECKPOINT_DEVICES hook (criu < 4.0): \
+	ptimer_plugin.so built against it refuses every dump; set CRIU_PLUGIN_INC to the include directory of a criu 4.x
+PLUGIN_CFLAGS := $(if $(CRIU_PLUGIN_INC),-I$(CRIU_PLUGIN_INC)) $(if $(PLUGIN_CAN_DUMP),-DPTIMER_HAVE_CHECKPOINT_DEVICES)
 $(B)/plugin/ptimer_plugin.o: plugin/ptimer_plugin.c Makefile | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	@[ -n "$(CRIU_PLUGIN_H)" ] || { echo "no criu-plugin.h: run 'make deps'" >&2; exit 1; }
+	@[ -n "$(PLUGIN_CAN_DUMP)" ] || echo "warning: $(PLUGIN_NO_DUMP)" >&2
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(PLUGIN_CFLAGS) -fPIC -c -o $@ $<
 $(B)/ptimer_plugin.so: $(PLUGIN_SRCS:%.c=$(B)/%.o) $(LIB_OBJS)
 	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -o $@ $^ -lprotobuf-c -ljson-c -lcap -lnl-3
@@ -157,7 +175,12 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 install: all
 	install -D -m 0755 $(B)/ptimer $(DESTDIR)$(PREFIX)/bin/ptimer
-	install -D -m 0644 $(B)/ptimer_plugin.so $(DESTDIR)$(PREFIX)/lib/criu/ptimer_plugin.so
+	@if [ -n "$(PLUGIN_CAN_DUMP)" ]; then \
+		echo install -D -m 0644 $(B)/ptimer_plugin.so $(DESTDIR)$(PREFIX)/lib/criu/ptimer_plugin.so; \
+		install -D -m 0644 $(B)/ptimer_plugin.so $(DESTDIR)$(PREFIX)/lib/criu/ptimer_plugin.so; \
+	else \
+		echo "make install: ptimer_plugin.so not installed: $(PLUGIN_NO_DUMP)" >&2; \
+	fi
 	install -D -m 0644 man/ptimer.1 $(DESTDIR)$(PREFIX)/share/man/man1/ptimer.1
 
 # A Debian package of the binary and the plugin (in /usr/lib/criu), with its
@@ -260,6 +283,10 @@ demo: deps all $(E2E_PROGS)
 
 clean:
 	rm -rf $(B) $(B)-asan
+
+# the targets, from the head of this file
+help:
+	@sed -n 's/^#   make /make /p; s/^#                 /                /p' $(firstword $(MAKEFILE_LIST))
 
 # --- dependencies -------------------------------------------------------------
 # scripts/deps.sh: the Debian packages to build (DEPS=build) or also to run

@@ -401,14 +401,14 @@ static bool clock_timers(const struct ptimer_image *img)
 	return false;
 }
 
+#ifdef PTIMER_HAVE_CHECKPOINT_DEVICES
 /* Anything for restore to do: timers, or a slice extension. */
-static __attribute__((unused)) bool worth_an_image(const struct ptimer_image *img)
+static bool worth_an_image(const struct ptimer_image *img)
 {
 	return img->n_timers || slice_to_restore(img);
 }
 
-static __attribute__((unused)) int write_image(struct ptimer_image *img, enum ptimer_criu_mode mode,
-						struct ptimer_err *err)
+static int write_image(struct ptimer_image *img, enum ptimer_criu_mode mode, struct ptimer_err *err)
 {
 	char dir[4096], path[4400];
 
@@ -418,7 +418,6 @@ static __attribute__((unused)) int write_image(struct ptimer_image *img, enum pt
 	return ptimer_image_write_flags(path, img, PTIMER_IMG_NOSYNC, err);
 }
 
-#ifdef PTIMER_HAVE_CHECKPOINT_DEVICES
 /*
  * A task with nothing for ptimer gets no image; one an earlier dump into
  * the same directory left under its vpid would be taken for its own at
@@ -473,14 +472,14 @@ static int leader_timers(struct ptimer_task *t, const struct ptimer_image *img, 
 	return (int)k;
 }
 
+#ifdef PTIMER_HAVE_CHECKPOINT_DEVICES
 /*
  * Aim img's timers at the ns leader (see struct reaimed) at the process
  * instead, in t, with their timing; remembered for aim_back_all().  Without
  * the exact-ID prctl they stay, with a warning: criu may fail the dump.
  * Returns 0 or -errno (err set).
  */
-static __attribute__((unused)) int reaim_leader_timers(struct ptimer_task *t, const struct ptimer_image *img,
-						      struct ptimer_err *err)
+static int reaim_leader_timers(struct ptimer_task *t, const struct ptimer_image *img, struct ptimer_err *err)
 {
 	struct ptimer_timer *orig = NULL, *with = NULL;
 	struct reaimed *v;
@@ -530,7 +529,6 @@ static __attribute__((unused)) int reaim_leader_timers(struct ptimer_task *t, co
 	return 0;
 }
 
-#ifdef PTIMER_HAVE_CHECKPOINT_DEVICES
 /*
  * Are timers of img aimed at t's pid-namespace leader that
  * reaim_leader_timers could not aim at the process (a kernel without the

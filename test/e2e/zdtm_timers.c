@@ -169,7 +169,8 @@ static size_t build_mix(struct xtimer *t)
 	return n;
 }
 
-/* sparse: the sparse-million case (cases/README.md). */
+/* sparse: two timers, IDs 1,000,000 and 2,000,000 (a field case: 2,000,001
+ * create/delete pairs in linear mode). */
 static size_t build_sparse(struct xtimer *t)
 {
 	size_t n = 0;
@@ -455,7 +456,8 @@ static pthread_t threads[MAX_THREADS];
 /*
  * The tids as the mounted /proc shows them.  They differ from gettid() when
  * this process is pid 1 of its own pid namespace and /proc is the parent's
- * (cases/README.md pidns-leader-tid): /proc/self/timers prints pids as its
+ * (a field case: a timer aimed at the leader of a pid namespace, /proc read
+ * from the parent's): /proc/self/timers prints pids as its
  * mount sees them.  Each /proc/self/task/T/status ends its NSpid: line with
  * the innermost tid; T is the mount's view.
  */

@@ -367,7 +367,7 @@ fl_host() {
 # source untouched, the image what /proc said and what show --json |
 # encode gives back), the process killed, a fresh verify role, ptimer
 # restore --mode MODE into it (tids mapped; none in pid namespaces, where
-# both have tids 1, 2, ...: cases/README.md pidns-leader-tid), the target
+# both have tids 1, 2, ...: the tid /proc prints is the mount's view), the target
 # not left stopped, then the verify role's own checks.
 fl_ptimer() {
 	local label=$1 mode=$2 ns=$3 dir="$DRIVE_W/$1" spid vpid sjob vjob img t0 t1 map ROLE_WRAP=
