@@ -32,23 +32,6 @@ int ptimer_dump_task(struct ptimer_task *t, const struct ptimer_dump_opts *o,
 		     struct ptimer_image *img, struct ptimer_err *err);
 
 /*
- * ptimer_read_timer_state - fill it_value/it_interval/overrun of
- * timers[n] (timer_id set) with timer_gettime()/timer_getoverrun() run
- * inside t (stopped) by the blob, one run for all.  Returns 0, -ESRCH
- * (gone), -EIO (the blob could not run), -ENOMEM
- * (-EINVAL: no such timer), err set.
- */
-int ptimer_read_timer_state(const struct ptimer_task *t, struct ptimer_timer *timers, uint32_t n,
-			    struct ptimer_err *err);
-
-/*
- * ptimer_read_timer_state_in - the same, run in thread tid of t (a host
- * tid, in a ptrace stop) instead of t's runner.
- */
-int ptimer_read_timer_state_in(const struct ptimer_task *t, pid_t tid, struct ptimer_timer *timers, uint32_t n,
-			    struct ptimer_err *err);
-
-/*
  * ptimer_pending_drop_stale - a one-shot timer armed again after it fired
  * (it_value set, no it_interval) has its queued signal dropped by the
  * kernel at delivery (timer_settime() bumps it_signal_seq, checked by

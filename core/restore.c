@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "core/restore.h"
-#include "core/dump.h"
 #include "core/log.h"
+#include "core/timer_state.h"
 #include "core/proc_timers.h"
 #include "core/rseq.h"
 #include "core/task.h"

@@ -10,9 +10,9 @@
 #include <time.h>
 
 #include "core/thread_clock.h"
-#include "core/dump.h"
 #include "core/fault.h"
 #include "core/log.h"
+#include "core/timer_state.h"
 #include "lib/procfs.h"
 #include "restorer/host/inject.h"
 

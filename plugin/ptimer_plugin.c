@@ -82,6 +82,7 @@
 #include "core/restore.h"
 #include "core/rseq.h"
 #include "core/task.h"
+#include "core/timer_state.h"
 #include "lib/procfs.h"
 #include "plugin/conf.h"
 #include "plugin/criu_core.h"

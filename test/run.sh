@@ -108,15 +108,19 @@ if [ -x "$ASAN_BUILD/ptimer" ]; then
 		[ -x "$prog" ] && asan_units+=("$prog")
 	done
 fi
-# the units, e2e, fuzz replay, cross, the sanitizer stage (its units, its e2e and
+# the layer check, the units, e2e, fuzz replay, cross, the sanitizer stage (its units, its e2e and
 # the report check, or one SKIP), the kernel matrix (x86_64, arm64), criu,
 # criu-arm64, criu-guest-trixie, criu-guest-sid, containers, zdtm
 if [ -x "$ASAN_BUILD/ptimer" ]; then
-	PLANNED=$((${#units[@]} + 3 + ${#asan_units[@]} + 2 + 8))
+	PLANNED=$((1 + ${#units[@]} + 3 + ${#asan_units[@]} + 2 + 8))
 else
-	PLANNED=$((${#units[@]} + 3 + 1 + 8))
+	PLANNED=$((1 + ${#units[@]} + 3 + 1 + 8))
 fi
 plan "$PLANNED"
+
+# test/layers.sh: the includes keep docs/design.md's layers (no circle)
+echo "# test/layers.sh"
+run layers bash test/layers.sh
 
 for prog in "${units[@]}"; do
 	echo "# $prog"
