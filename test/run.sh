@@ -17,13 +17,17 @@
 # plugin (test/criu/zdtm.sh; skipped by PTIMER_SKIP_CRIU=1 or
 # PTIMER_SKIP_ZDTM=1).
 #
-# Output, as kselftest prints it (test/lib/harness.sh): the plan "1..N" (N
-# programs and suites), their output streamed through, "ok K NAME" or "not ok
-# K NAME" after each, and last the totals "# N passed, N failed, N skipped":
-# the PASS/FAIL/SKIP lines of all of them (test/unit/check.h,
-# test/lib/harness.sh), where a program that exits non-zero without a FAIL
-# line (a crash) counts as one FAIL.  Exit 1 when anything failed.  Runs
-# without a terminal: stdin is /dev/null for everything.
+# Output: TAP version 13, as kselftest prints it.  Every check of every
+# program and suite is one test point, numbered in order: "ok N NAME",
+# "not ok N NAME" with its reason on the "# " line after it, "ok N NAME #
+# SKIP WHY" (what this machine lacks), "ok N NAME # XFAIL WHY" (an expected
+# failure, with its reason; kselftest's ksft_test_result_xfail).  The
+# suites' own lines pass through as "# " diagnostics: their plans and "ok K
+# CASE" lines, and after each program or suite "# stage K NAME: ok" or
+# "not ok".  Last the plan "1..N" (N checks) and the totals "# N passed, N
+# failed, N skipped[, N xfail]".  A program that exits non-zero without a
+# FAIL line (a crash) counts as one FAIL.  Exit 1 when anything failed.
+# Runs without a terminal: stdin is /dev/null for everything.
 
 set -u
 
@@ -41,12 +45,38 @@ trap 'exit 130' INT TERM HUP
 LB=()
 command -v stdbuf >/dev/null 2>&1 && LB=(stdbuf -oL -eL)
 
-# stage_done NAME F0: "ok K NAME", or "not ok K NAME" when FAILs were counted
-# since H_FAIL was F0.
+# tap_filter: the suites' lines (harness.sh's wire format) as TAP 13 test
+# points numbered from TAPN + 1; their plans and case lines as diagnostics.
+TAPN=0
+tap_filter() {
+	awk -v n="$TAPN" '
+	function split_why(l) { i = index(l, ": "); name = i ? substr(l, 1, i - 1) : l; why = i ? substr(l, i + 2) : "" }
+	/^PASS / { print "ok " ++n " " substr($0, 6); fflush(); next }
+	/^FAIL / { split_why(substr($0, 6)); print "not ok " ++n " " name; print "# " name ": " why; fflush(); next }
+	/^SKIP / { split_why(substr($0, 6)); print "ok " ++n " " name " # SKIP " why; fflush(); next }
+	/^XFAIL / { split_why(substr($0, 7)); print "ok " ++n " " name " # XFAIL " why; fflush(); next }
+	/^(not )?ok [0-9]+/ || /^[0-9]+\.\.[0-9]+$/ || /^TAP version/ { print "# " $0; fflush(); next }
+	{ print; fflush() }'
+}
+# check_lines FILE: how many check lines FILE holds
+check_lines() { grep -cE '^(PASS|FAIL|SKIP|XFAIL) ' "$1"; }
+
+# run.sh's own checks, printed as TAP too
+h_emit() {
+	printf '%s\n' "$1" | tap_filter
+	TAPN=$((TAPN + 1))
+}
+pass() { H_PASS=$((H_PASS + 1)); h_emit "PASS $1"; }
+fail() { H_FAIL=$((H_FAIL + 1)); h_emit "FAIL $1: $2"; }
+skip() { H_SKIP=$((H_SKIP + 1)); h_emit "SKIP $1: $2"; }
+xfail() { H_XFAIL=$((H_XFAIL + 1)); h_emit "XFAIL $1: $2"; }
+
+# stage_done NAME F0: "# stage K NAME: ok", or ": not ok" when FAILs were
+# counted since H_FAIL was F0.
 K=0
 stage_done() {
 	K=$((K + 1))
-	if [ "$H_FAIL" -eq "$2" ]; then echo "ok $K $1"; else echo "not ok $K $1"; fi
+	if [ "$H_FAIL" -eq "$2" ]; then echo "# stage $K $1: ok"; else echo "# stage $K $1: not ok"; fi
 }
 
 # skipped_stage NAME WHY: the stage's one SKIP, listed at the end too.
@@ -63,16 +93,17 @@ skipped_stage() {
 # PASS/FAIL/SKIP lines OUT holds.  A stage that stopped before its end has
 # none, or one that counts less than it printed.
 stage_counted() {
-	local last p f s
-	last=$(grep -E '^# ([^ ].*: )?[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' "$2" | tail -n 1)
+	local last p f s x
+	last=$(grep -E '^# ([^ ].*: )?[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped(, [0-9]+ xfail)?$' "$2" | tail -n 1)
 	if [ -z "$last" ]; then
 		fail "$1/totals" "ended without its totals line ('# N passed, N failed, N skipped'): it stopped before its end"
 		return
 	fi
-	p=$(grep -c '^PASS ' "$2") f=$(grep -c '^FAIL ' "$2") s=$(grep -c '^SKIP ' "$2")
-	set -- "$1" $(echo "$last" | sed -E 's/.* ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/')
-	if [ "$2 $3 $4" != "$p $f $s" ]; then
-		fail "$1/totals" "its totals say $2 passed, $3 failed, $4 skipped; it printed $p PASS, $f FAIL, $s SKIP lines"
+	case $last in *" xfail") ;; *) last="$last, 0 xfail" ;; esac
+	p=$(grep -c '^PASS ' "$2") f=$(grep -c '^FAIL ' "$2") s=$(grep -c '^SKIP ' "$2") x=$(grep -c '^XFAIL ' "$2")
+	set -- "$1" $(echo "$last" | sed -E 's/.* ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped, ([0-9]+) xfail$/\1 \2 \3 \4/')
+	if [ "$2 $3 $4 $5" != "$p $f $s $x" ]; then
+		fail "$1/totals" "its totals say $2 passed, $3 failed, $4 skipped, $5 xfail; it printed $p PASS, $f FAIL, $s SKIP, $x XFAIL lines"
 	fi
 }
 
@@ -82,9 +113,10 @@ stage_counted() {
 run() {
 	local name=$1 rc f0=$H_FAIL
 	shift
-	"${LB[@]}" "$@" </dev/null 2>&1 | tee "$OUT"
+	"${LB[@]}" "$@" </dev/null 2>&1 | tee "$OUT" | tap_filter
 	rc=${PIPESTATUS[0]}
 	tally "$OUT"
+	TAPN=$((TAPN + $(check_lines "$OUT")))
 	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$OUT"; then
 		fail "$name" "exited with status $rc and printed no FAIL line"
 	fi
@@ -116,7 +148,8 @@ if [ -x "$ASAN_BUILD/ptimer" ]; then
 else
 	PLANNED=$((1 + ${#units[@]} + 3 + 1 + 8))
 fi
-plan "$PLANNED"
+echo "TAP version 13"
+echo "# $PLANNED programs and suites"
 
 # test/layers.sh: the includes keep docs/design.md's layers (no circle)
 echo "# test/layers.sh"
@@ -257,4 +290,5 @@ if [ -s "$SKIPPED" ]; then
 else
 	echo "# suites and stages skipped in this run: none"
 fi
+echo "1..$TAPN"
 totals

@@ -12,7 +12,8 @@ set -u
 
 exec_image_ok() { [ "$(echo $3 | wc -w)" -le 1 ]; }
 case_exec_loop() {
-	race_dumps exec-loop exec_loop exec "that execs every ~2 ms" exec_image_ok ""
+	race_dumps exec-loop exec_loop exec "that execs every ~2 ms" exec_image_ok \
+		"process [0-9]+ called exec \(thread [0-9]+\) while it was being dumped"
 }
 
 case_exec_loop

@@ -27,7 +27,7 @@ case_linear() {
 	ptimer_run "$dir/restore.out" 120 restore -t "$vpid" -D "$dir" --mode linear
 	if refused "$name" "$dir/restore.out"; then
 		check "$name-names-unreachable-ids" "stderr does not name both unreachable ids 0 and 3: $(oneline "$dir/restore.out.err")" \
-			names "$dir/restore.out.err" 0 3
+			names "$dir/restore.out.err" ID 0 3
 	fi
 	check "$name-no-timers-left" "/proc/$vpid/timers holds: $(ids_of_proc /proc/"$vpid"/timers)" \
 		[ ! -s "/proc/$vpid/timers" ]

@@ -18,7 +18,7 @@ case_other_cpuclock() {
 	read -r p c <"$dir/other.pid"
 	ptimer_run "$dir/d.out" 30 dump -t "$p" -D "$dir/img"
 	if refused "$n" "$dir/d.out"; then
-		check "$n/names-pid" "stderr does not name pid $c: $(oneline "$dir/d.out.err")" names "$dir/d.out.err" "$c"
+		check "$n/names-pid" "stderr does not name pid $c: $(oneline "$dir/d.out.err")" names "$dir/d.out.err" pid "$c"
 	fi
 	check "$n/no-image" "$(ls -A "$dir/img")" [ -z "$(ls -A "$dir/img")" ]
 	local why

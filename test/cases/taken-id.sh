@@ -20,7 +20,7 @@ taken_id() {
 	ptimer_run "$dir/restore.out" 120 restore -t "$vpid" -D "$dir" "${modeargs[@]}"
 	if refused "$name" "$dir/restore.out"; then
 		check "$name-names-id-3" "stderr does not name id 3: $(oneline "$dir/restore.out.err")" \
-			names "$dir/restore.out.err" 3
+			names "$dir/restore.out.err" ID 3
 	fi
 	untouched "$name-target" "$vpid" "$dir/before"
 	finish_verify "$dir" "$vpid"

@@ -24,14 +24,14 @@ snapshot "$vpid" "$dir/before"
 ptimer_run "$dir/restore.out" 60 restore -t "$vpid" -D "$dir"
 if refused "$name/no-map" "$dir/restore.out"; then
 	check "$name/no-map-names-tid" "stderr does not name the missing tid $s2: $(oneline "$dir/restore.out.err")" \
-		names "$dir/restore.out.err" "$s2"
+		names "$dir/restore.out.err" thread "$s2"
 fi
 untouched "$name/no-map-target" "$vpid" "$dir/before"
 # a map to a tid that is no thread of the target
 ptimer_run "$dir/restore2.out" 60 restore -t "$vpid" -D "$dir" --tid-map "$s2=$((v2 + 100000))"
 if refused "$name/bad-map" "$dir/restore2.out"; then
-	check "$name/bad-map-names-tid" "stderr names neither $s2 nor $((v2 + 100000)): $(oneline "$dir/restore2.out.err")" \
-		bash -c 'grep -qw -- "$1" "$3" || grep -qw -- "$2" "$3"' _ "$s2" "$((v2 + 100000))" "$dir/restore2.out.err"
+	check "$name/bad-map-names-tid" "stderr does not say $((v2 + 100000)) is not a thread of $vpid: $(oneline "$dir/restore2.out.err")" \
+		grep -qE -- "(^|[^0-9])$((v2 + 100000)) is not a thread of process $vpid([^0-9]|\$)" "$dir/restore2.out.err"
 fi
 untouched "$name/bad-map-target" "$vpid" "$dir/before"
 finish_verify "$dir" "$vpid"

@@ -150,11 +150,22 @@ make_mix_image() {
 	fi
 }
 
-# names FILE WORD...: every WORD appears as a word in FILE.
+# names FILE WHAT NUMBER...: FILE names every NUMBER as a WHAT: "ID" in
+# ptimer's lists of timer IDs ("timer ID 3", "past IDs 0, 3"), "thread"
+# ("thread 1234", "tid 1234"), "pid" ("pid 1234", "process 1234").  A
+# number elsewhere in the line (another pid, an exit status) is not it.
 names() {
-	local f=$1 w
-	shift
-	for w; do grep -qw -- "$w" "$f" || return 1; done
+	local f=$1 what=$2 w re
+	shift 2
+	for w; do
+		case $what in
+		ID) re="IDs? ([0-9]+, )*$w([^0-9]|\$)" ;;
+		thread) re="(thread|tid) $w([^0-9]|\$)" ;;
+		pid) re="(pid|process) $w([^0-9]|\$)" ;;
+		*) return 2 ;;
+		esac
+		grep -qE -- "$re" "$f" || return 1
+	done
 }
 
 # ---- processes that change under ptimer's feet -------------------------------------

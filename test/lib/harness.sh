@@ -9,17 +9,21 @@
 #   . "$TOP/test/lib/harness.sh"
 #   H_PREFIX=criu-trixie/     # optional: put in front of every check name
 #   plan 12                   # "1..12" as kselftest prints it: the cases to run
-#   pass NAME | fail NAME WHY | skip NAME WHY | info TEXT...
+#   pass NAME | fail NAME WHY | skip NAME WHY | xfail NAME WHY | info TEXT...
 #   skip_suite NAME WHY       # SKIP of a whole suite or stage: also listed at
 #                             # the end of `make check` (test/run.sh)
 #   check NAME WHY CMD...     # PASS when CMD succeeds, else FAIL NAME: WHY
 #   tally FILE                # count the PASS/FAIL/SKIP lines another program printed
 #   run_cases CASE...         # plan, then each case with "ok K CASE" / "not ok K CASE"
-#   totals [LABEL]            # "# [LABEL: ]N passed, N failed, N skipped"; status 1 on a FAIL
+#   totals [LABEL]            # "# [LABEL: ]N passed, N failed, N skipped[, N xfail]";
+#                             # status 1 on a FAIL
 #
-# Output lines, counted by test/run.sh: "PASS NAME", "FAIL NAME: WHY",
-# "SKIP NAME: WHY"; "1..N", "ok K CASE", "not ok K CASE" and "# ..." are
-# information.
+# Check lines, the suites' wire format, counted by test/run.sh, which
+# prints them as TAP 13 (kselftest's directives): "PASS NAME", "FAIL NAME:
+# WHY", "SKIP NAME: WHY" (what this machine lacks), "XFAIL NAME: WHY" (a
+# check expected to fail, with the reason: criu alone's outcome where it
+# is allowed to fail).  "1..N", "ok K CASE", "not ok K CASE" and "# ..."
+# are information.
 #
 # Process helpers for the zdtm_timers roles (test/e2e/zdtm_timers.c: a role
 # writes DIR/ROLE.pid, then DIR/ROLE.ready; the verify role checks its timers
@@ -36,12 +40,14 @@ H_PREFIX=${H_PREFIX:-}
 H_PASS=0
 H_FAIL=0
 H_SKIP=0
+H_XFAIL=0
 H_BG=
 
 plan() { echo "1..$1"; }
 pass() { echo "PASS $H_PREFIX$1"; H_PASS=$((H_PASS + 1)); }
 fail() { echo "FAIL $H_PREFIX$1: $2"; H_FAIL=$((H_FAIL + 1)); }
 skip() { echo "SKIP $H_PREFIX$1: $2"; H_SKIP=$((H_SKIP + 1)); }
+xfail() { echo "XFAIL $H_PREFIX$1: $2"; H_XFAIL=$((H_XFAIL + 1)); }
 info() { echo "# $*"; }
 # A SKIP is for what the machine truly lacks (a kernel or CPU feature,
 # hardware, privileges); an environment a suite needs and could not build
@@ -56,7 +62,7 @@ check() {
 	if "$@"; then pass "$_h_name"; else fail "$_h_name" "$_h_why"; fi
 }
 
-# tally FILE: add the PASS/FAIL/SKIP lines of FILE (printed by another
+# tally FILE: add the PASS/FAIL/SKIP/XFAIL lines of FILE (printed by another
 # program: a verify process, a case file, a guest) to this suite's counts;
 # a missing FILE adds nothing.
 tally() {
@@ -66,6 +72,8 @@ tally() {
 	H_FAIL=$((H_FAIL + ${_h_n:-0}))
 	_h_n=$(cat "$1" 2>/dev/null | grep -c '^SKIP ')
 	H_SKIP=$((H_SKIP + ${_h_n:-0}))
+	_h_n=$(cat "$1" 2>/dev/null | grep -c '^XFAIL ')
+	H_XFAIL=$((H_XFAIL + ${_h_n:-0}))
 	return 0
 }
 
@@ -106,7 +114,11 @@ totals() {
 	if [ -n "$H_PLANNED" ] && [ "$H_RAN" -ne "$H_PLANNED" ]; then
 		fail plan "$H_PLANNED cases planned, $H_RAN ran: case $((H_RAN + 1)) ended the run"
 	fi
-	echo "# ${1:+$1: }$H_PASS passed, $H_FAIL failed, $H_SKIP skipped"
+	if [ "$H_XFAIL" -gt 0 ]; then
+		echo "# ${1:+$1: }$H_PASS passed, $H_FAIL failed, $H_SKIP skipped, $H_XFAIL xfail"
+	else
+		echo "# ${1:+$1: }$H_PASS passed, $H_FAIL failed, $H_SKIP skipped"
+	fi
 	[ "$H_FAIL" -eq 0 ]
 }
 
