@@ -9,7 +9,9 @@
 # each point after the process was touched; after each, the program itself
 # compares every timer's timer_gettime() and its signal mask with what they
 # were (DIR/probe), and the maps, /proc/PID/timers and run state are
-# compared from outside (untouched).  Then a dump that succeeds, the same.
+# compared from outside (untouched).  Then the target killed a few ms into
+# a dump (one line, no image, no hang), and a dump that succeeds, compared
+# the same way.
 #
 #   bash test/cases/dead-clock.sh BUILD
 set -u
@@ -58,6 +60,37 @@ for point in look-arm look-read look-disarm after-dump; do
 	fi
 	probe "$n/fault-$point"
 	untouched "$n/fault-$point" "$src" "$d/src"
+done
+
+# the target killed mid-dump: ptimer ends within seconds, in one line, and
+# writes no image (or, when the dump was through first, a whole one)
+for at in 0.001 0.004 0.008; do
+	k=$d/killed-$at
+	mkdir -p "$k/img"
+	"$DC" setup beyond "$k" >"$k/setup.out" 2>&1 </dev/null &
+	kp=$!
+	bg_add "$kp"
+	if ! wait_ready "$k" setup "$kp" 30; then
+		fail "$n/target-killed-at-${at}s" "setup: $(oneline "$k/setup.out")"
+		continue
+	fi
+	t0=$(now)
+	timeout -k 5 30 "$PT" dump -t "$kp" -D "$k/img" >"$k/d.out" 2>"$k/d.out.err" </dev/null &
+	dp=$!
+	sleep "$at"
+	kill -KILL "$kp"
+	wait "$dp"
+	rc=$? t=$(elapsed "$t0" "$(now)")
+	reap "$kp"
+	if [ "$rc" -eq 0 ]; then
+		check "$n/target-killed-at-${at}s" "the dump was through first, but its image does not read: $(oneline "$k/d.out.err")" \
+			"$PT" show "$k/img" >/dev/null 2>&1
+		info "$n: target killed ${at} s into the dump: the dump was through first (${t} s)"
+	else
+		check "$n/target-killed-at-${at}s" "exit $rc after ${t} s, $(grep -vc '^ptimer: warning' "$k/d.out.err") lines, image dir '$(ls "$k/img" | tr '\n' ' ')': $(oneline "$k/d.out.err")" \
+			eval '[ "$rc" -lt 124 ] && [ "$(grep -vc "^ptimer: warning" "$k/d.out.err")" -eq 1 ] && [ -z "$(ls -A "$k/img")" ]'
+		info "$n: target killed ${at} s into the dump: exit $rc in ${t} s: $(oneline "$k/d.out.err" 200)"
+	fi
 done
 
 ptimer_run "$d/dump.out" 60 dump -t "$src" -D "$d"

@@ -21,8 +21,9 @@
  *     Writes DIR/ids (the IDs, -1 for none, then L's timer_gettime()),
  *     DIR/ROLE.pid, DIR/ROLE.tids, DIR/ROLE.ready.
  *     While it waits, DIR/probe makes it compare each timer's
- *     timer_gettime() and the leader's signal mask with what they were when
- *     it got ready (a dump that failed must leave both), into
+ *     timer_gettime(), the leader's signal mask and its registers
+ *     (regs_sleep) with what they were when it got ready (a dump that
+ *     failed, or one that succeeded, must leave them), into
  *     DIR/probe.result, the probe file removed when done.
  *   verify: a fresh process of one thread and no timers, for a standalone
  *     restore of setup's image (the IDs from DIR/ids).
@@ -187,6 +188,104 @@ static void sigblk(char *buf, size_t len)
 
 static char blk0[64];
 
+/*
+ * The leader waits in regs_sleep(): a nanosleep made by hand, with every
+ * register the kernel keeps across a syscall set to a known value first
+ * and compared after (x86_64: all but rax, rcx, r11; aarch64: all but x0).
+ * ptimer stops the leader there and runs its code in it; a register it
+ * does not give back as it found it shows here.  regs_bad: how many
+ * sleeps came back with one changed; regs_sleeps: how many were checked.
+ */
+static volatile int regs_bad, regs_sleeps;
+
+#if defined(__x86_64__)
+#define REGS_CHECKED "rbx rdx rsi rdi r8 r9 r10 r12 r13 r14 r15"
+static void regs_sleep(const struct timespec *ts)
+{
+	const struct timespec *arg = ts;
+	long ok, expect = (long)ts;
+
+	__asm__ volatile(
+		"xor %%esi, %%esi\n\t"
+		"movabs $0x0b0b0b0b0b0b0b0b, %%rbx\n\t"
+		"movabs $0x1d1d1d1d1d1d1d1d, %%rdx\n\t"
+		"movabs $0x0808080808080808, %%r8\n\t"
+		"movabs $0x0909090909090909, %%r9\n\t"
+		"movabs $0x1010101010101010, %%r10\n\t"
+		"movabs $0x1212121212121212, %%r12\n\t"
+		"movabs $0x1313131313131313, %%r13\n\t"
+		"movabs $0x1414141414141414, %%r14\n\t"
+		"movabs $0x1515151515151515, %%r15\n\t"
+		"mov $35, %%eax\n\t"		/* __NR_nanosleep */
+		"syscall\n\t"
+		"xor %%eax, %%eax\n\t"
+		"cmp %2, %%rdi\n\t jne 1f\n\t"
+		"test %%rsi, %%rsi\n\t jne 1f\n\t"
+		"movabs $0x0b0b0b0b0b0b0b0b, %%rcx\n\t cmp %%rcx, %%rbx\n\t jne 1f\n\t"
+		"movabs $0x1d1d1d1d1d1d1d1d, %%rcx\n\t cmp %%rcx, %%rdx\n\t jne 1f\n\t"
+		"movabs $0x0808080808080808, %%rcx\n\t cmp %%rcx, %%r8\n\t jne 1f\n\t"
+		"movabs $0x0909090909090909, %%rcx\n\t cmp %%rcx, %%r9\n\t jne 1f\n\t"
+		"movabs $0x1010101010101010, %%rcx\n\t cmp %%rcx, %%r10\n\t jne 1f\n\t"
+		"movabs $0x1212121212121212, %%rcx\n\t cmp %%rcx, %%r12\n\t jne 1f\n\t"
+		"movabs $0x1313131313131313, %%rcx\n\t cmp %%rcx, %%r13\n\t jne 1f\n\t"
+		"movabs $0x1414141414141414, %%rcx\n\t cmp %%rcx, %%r14\n\t jne 1f\n\t"
+		"movabs $0x1515151515151515, %%rcx\n\t cmp %%rcx, %%r15\n\t jne 1f\n\t"
+		"mov $1, %%eax\n"
+		"1:"
+		: "=&a"(ok), "+D"(arg)
+		: "m"(expect)
+		: "rbx", "rcx", "rdx", "rsi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "memory", "cc");
+	regs_sleeps++;
+	if (!ok)
+		regs_bad++;
+}
+#elif defined(__aarch64__)
+#define REGS_CHECKED "x1-x28 (x29, x30)"
+#define MOV64(r, v) "movz " r ", #" v "\n\t movk " r ", #" v ", lsl #16\n\t movk " r ", #" v ", lsl #32\n\t movk " r ", #" v ", lsl #48\n\t"
+#define CMP64(r, v) MOV64("x0", v) "cmp " r ", x0\n\t b.ne 1f\n\t"
+static void regs_sleep(const struct timespec *ts)
+{
+	register long x0 __asm__("x0") = (long)ts;
+	long ok, expect = (long)ts;
+
+	__asm__ volatile(
+		"mov x9, x0\n\t"
+		"mov x1, xzr\n\t"
+		MOV64("x2", "0x0202") MOV64("x3", "0x0303") MOV64("x4", "0x0404") MOV64("x5", "0x0505")
+		MOV64("x6", "0x0606") MOV64("x7", "0x0707") MOV64("x10", "0x1010") MOV64("x11", "0x1111")
+		MOV64("x12", "0x1212") MOV64("x13", "0x1313") MOV64("x14", "0x1414") MOV64("x15", "0x1515")
+		MOV64("x16", "0x1616") MOV64("x17", "0x1717") MOV64("x19", "0x1919") MOV64("x20", "0x2020")
+		MOV64("x21", "0x2121") MOV64("x22", "0x2222") MOV64("x23", "0x2323") MOV64("x24", "0x2424")
+		MOV64("x25", "0x2525") MOV64("x26", "0x2626") MOV64("x27", "0x2727") MOV64("x28", "0x2828")
+		"mov x8, #101\n\t"		/* __NR_nanosleep */
+		"svc #0\n\t"
+		"cbnz x1, 1f\n\t"
+		CMP64("x2", "0x0202") CMP64("x3", "0x0303") CMP64("x4", "0x0404") CMP64("x5", "0x0505")
+		CMP64("x6", "0x0606") CMP64("x7", "0x0707") CMP64("x10", "0x1010") CMP64("x11", "0x1111")
+		CMP64("x12", "0x1212") CMP64("x13", "0x1313") CMP64("x14", "0x1414") CMP64("x15", "0x1515")
+		CMP64("x16", "0x1616") CMP64("x17", "0x1717") CMP64("x19", "0x1919") CMP64("x20", "0x2020")
+		CMP64("x21", "0x2121") CMP64("x22", "0x2222") CMP64("x23", "0x2323") CMP64("x24", "0x2424")
+		CMP64("x25", "0x2525") CMP64("x26", "0x2626") CMP64("x27", "0x2727") CMP64("x28", "0x2828")
+		"ldr x0, %2\n\t cmp x9, x0\n\t b.ne 1f\n\t"
+		"mov %0, #1\n\t b 2f\n"
+		"1:\n\t mov %0, #0\n"
+		"2:"
+		: "=&r"(ok), "+r"(x0)
+		: "m"(expect)
+		: "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15",
+		  "x16", "x17", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26", "x27", "x28", "memory", "cc");
+	regs_sleeps++;
+	if (!ok)
+		regs_bad++;
+}
+#else
+#define REGS_CHECKED ""
+static void regs_sleep(const struct timespec *ts)
+{
+	nanosleep(ts, NULL);
+}
+#endif
+
 /* DIR/probe: everything as when ready?  The running timers (B's dead
  * clock is frozen; K's child clock moves) are compared disarmed/armed. */
 static void probe(const char *dir)
@@ -221,6 +320,9 @@ static void probe(const char *dir)
 	}
 	sigblk(blk, sizeof(blk));
 	line(!strcmp(blk, blk0), "probe-sigmask-as-before", "SigBlk %s, before %s", blk, blk0);
+	if (REGS_CHECKED[0])
+		line(!regs_bad && regs_sleeps > 0, "probe-registers-as-before",
+		     "%d of %d waits came back with %s changed", (int)regs_bad, (int)regs_sleeps, REGS_CHECKED);
 	fclose(out);
 	out = save;
 	snprintf(path, sizeof(path), "%s/probe", dir);
@@ -406,7 +508,7 @@ int main(int argc, char **argv)
 		snprintf(pr, sizeof(pr), "%s/probe", dir);
 		if (make_timers && !access(pr, F_OK))
 			probe(dir);
-		usleep(10000);
+		regs_sleep(&(struct timespec){ 0, 10000000 });
 	}
 	if (!strcmp(role, "criu")) {
 		snprintf(path, sizeof(path), "%s/criu.result", dir);
