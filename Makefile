@@ -223,13 +223,19 @@ $(B)/test/test_criu_core $(B)/test/test_criu_timers: $(B)/test/test_%: test/unit
 $(B)/test/test_%: test/unit/test_%.c $(LIB_OBJS) | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< $(LIB_OBJS) $(LDLIBS)
-$(B)/test/%: test/e2e/%.c
+# Every test program links the test library (test/lib/tst.c: the role
+# protocol and the check lines).
+TST_O := $(B)/test/lib/tst.o
+$(TST_O): test/lib/tst.c test/lib/tst.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< -lrt -lpthread
-# zdtm_timers reads /proc and writes its state files through lib/, as ptimer does.
-$(B)/test/zdtm_timers: test/e2e/zdtm_timers.c $(LIB_SRCS:%.c=$(B)/%.o)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+$(B)/test/%: test/e2e/%.c $(TST_O)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< $(LIB_SRCS:%.c=$(B)/%.o) -lrt -lpthread
+	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< $(TST_O) -lrt -lpthread
+# zdtm_timers reads /proc through lib/, as ptimer does.
+$(B)/test/zdtm_timers: test/e2e/zdtm_timers.c $(TST_O) $(LIB_SRCS:%.c=$(B)/%.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< $(TST_O) $(LIB_SRCS:%.c=$(B)/%.o) -lrt -lpthread
 
 tests: $(B)/ptimer $(UNIT_TESTS) $(E2E_PROGS)
 
@@ -237,7 +243,7 @@ tests: $(B)/ptimer $(UNIT_TESTS) $(E2E_PROGS)
 $(B)/qemu/kprobe: test/qemu/kprobe.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -Wall -Wextra -o $@ $<
-guest: $(B)/ptimer $(B)/test/zdtm_timers $(B)/qemu/kprobe $(B)/test/sve_hold
+guest: $(B)/ptimer $(E2E_PROGS) $(B)/qemu/kprobe
 
 check: tests fuzz-build asan
 	@bash test/run.sh $(B)

@@ -59,7 +59,7 @@ prepare() {
 	if [ -n "${PTIMER_CT_REUSE:-}" ] && [ -x "$W/zt" ]; then
 		note "PTIMER_CT_REUSE: the build of an earlier run"
 	elif (cd "$SRC" && tar xf /ptimer-src.tar && make deps DEPS=build && make -j2 deb &&
-		gcc -O2 -std=gnu11 -D_GNU_SOURCE -I. -static -pthread -o "$W/zt" test/e2e/zdtm_timers.c lib/*.c -lrt) >"$W/build.log" 2>&1; then
+		gcc -O2 -std=gnu11 -D_GNU_SOURCE -I. -static -pthread -o "$W/zt" test/e2e/zdtm_timers.c test/lib/tst.c lib/*.c -lrt) >"$W/build.log" 2>&1; then
 		[ "$what" = check ] && pass "build: make deps && make deb ($(secs "$t0") s)"
 	else
 		fail build "$(tail -n 5 "$W/build.log" | tr '\n' ' ' | cut -c1-400)"

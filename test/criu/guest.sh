@@ -173,10 +173,15 @@ mkdir -p "$TMP/criu-inc"
 cp -r "$root/usr/include/criu" "$TMP/criu-inc/"
 cp -a "$B" "$TMP/build"
 rm -f "$TMP/build/plugin/ptimer_plugin.o" "$TMP/build/ptimer_plugin.so"
+# the C programs of this guest's cases (test/lib/driver.sh drive_progs)
+PROGS=$(DRIVE_CASES=$top/test/cases && . "$top/test/lib/driver.sh" && unset PTIMER_CASES &&
+	for w in $CASES; do w=${w#drive:}; echo "${w%%:*}"; done | sort -u |
+	while read -r c; do case_load "$c" && echo "$CASE_PROG" && for p in ${CASE_PROGS:-}; do echo "$p"; done; done |
+	sort -u | while read -r p; do [ -f "$top/test/e2e/$p.c" ] && echo "$p"; done)
 if ! make -C "$top" "${MAKEARCH[@]}" B="$TMP/build" CRIU_PLUGIN_INC="$TMP/criu-inc" "$TMP/build/ptimer_plugin.so" \
-	"$TMP/build/test/pending_timer" \
+	$(for p in $PROGS; do echo "$TMP/build/test/$p"; done) \
 	>"$TMP/plugin.log" 2>&1 || ! grep -q -- '-DPTIMER_HAVE_CHECKPOINT_DEVICES' "$TMP/plugin.log"; then
-	fail "$NAME/plugin-build" "make ${MAKEARCH[*]} CRIU_PLUGIN_INC=(criu $(sed -n 's/^criu=//p' "$root/.ptimer-root")) ptimer_plugin.so test/pending_timer: $(tail -n 3 "$TMP/plugin.log" | tr '\n' ' ' | cut -c1-300)"
+	fail "$NAME/plugin-build" "make ${MAKEARCH[*]} CRIU_PLUGIN_INC=(criu $(sed -n 's/^criu=//p' "$root/.ptimer-root")) ptimer_plugin.so and $(echo $PROGS): $(tail -n 3 "$TMP/plugin.log" | tr '\n' ' ' | cut -c1-300)"
 	finish
 fi
 echo "# $NAME: ptimer_plugin.so rebuilt against the root's criu-plugin.h (criu $(sed -n 's/^#define CRIU_VERSION "\(.*\)"$/\1/p' "$TMP/criu-inc/criu/version.h"))"
@@ -186,8 +191,8 @@ o=$TMP/overlay
 mkdir -p "$o/ptimer-bin/usr/bin" "$o/ptimer-bin/usr/lib/criu" "$o/ptimer-bin/build/test" "$o/ptimer-criu"
 cp "$B/ptimer" "$o/ptimer-bin/usr/bin/"
 cp "$TMP/build/ptimer_plugin.so" "$o/ptimer-bin/usr/lib/criu/"
-for f in zdtm_timers pending_timer rseq_cs_loop; do
-	[ -f "$TMP/build/test/$f" ] && cp "$TMP/build/test/$f" "$o/ptimer-bin/build/test/"
+for f in $PROGS; do
+	cp "$TMP/build/test/$f" "$o/ptimer-bin/build/test/"
 done
 cp "$here/suite-inner.sh" "$o/ptimer-criu/"
 cp "$top"/test/lib/*.sh "$o/ptimer-criu/"

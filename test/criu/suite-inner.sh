@@ -66,9 +66,19 @@ mkdir -p "$SRC" "$W"
 build() {
 	cd "$SRC" && tar xf "$tarball" &&
 		make deps DEPS=build && make -j2 && make install DESTDIR=/tmp/inst PREFIX=/usr &&
-		make -j2 build/test/zdtm_timers build/test/pending_timer build/test/rseq_cs_loop build/test/bench_tree build/test/thread_cpu build/test/sigev_thread build/test/dead_clock build/test/test_plugin_hooks &&
+		make -j2 $(c_progs criu criu-native criu-takeover criu-strict criu-pidns criu-alone criu-post-dump-copy \
+			criu-page-server) build/test/bench_tree build/test/test_plugin_hooks &&
 		go_build && java_build && fault_build &&
 		gcc -O2 -Wall -shared -fPIC -o build/test/zero_plugin.so test/criu/zero_plugin.c
+}
+# c_progs FLAVOUR...: make's targets for the C programs the cases of those
+# flavours run (drive_progs, test/lib/driver.sh); Go's and Java's programs
+# have builders of their own (go_build, java_build).
+c_progs() {
+	local p
+	for p in $(drive_progs "$@"); do
+		[ -f "test/e2e/$p.c" ] && echo "build/test/$p"
+	done
 }
 # fault_build: the plugin again, failing on demand (core/fault.h,
 # PTIMER_FAULT=POINT), in its own directory for the failed-restore case.

@@ -31,29 +31,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test/lib/tst.h"
+
 #define PR_TIMER_CREATE_RESTORE_IDS	77
-
-static void put(const char *dir, const char *name, const char *text)
-{
-	char tmp[PATH_MAX], path[PATH_MAX];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(tmp, "w");
-	if (!f || fputs(text, f) < 0 || fclose(f) || rename(tmp, path)) {
-		fprintf(stderr, "bench_self: %s: %s\n", path, strerror(errno));
-		exit(2);
-	}
-}
 
 static void ready_and_wait(const char *dir)
 {
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%d\n", getpid());
-	put(dir, "pid", buf);
-	put(dir, "ready", "ready\n");
+	tst_init("", dir, "");
+	tst_put("pid", "%s", buf);
+	tst_put("ready", "ready\n");
 	for (;;)
 		pause();
 }
@@ -100,7 +89,8 @@ int main(int argc, char **argv)
 	}
 	prctl(PR_TIMER_CREATE_RESTORE_IDS, 0, 0, 0, 0);
 	snprintf(buf, sizeof(buf), "%.6f\n", now() - t0);
-	put(argv[4], "self.time", buf);
+	tst_init("", argv[4], "");
+	tst_put("self.time", "%s", buf);
 
 	double g[3];
 
@@ -119,6 +109,6 @@ int main(int argc, char **argv)
 	double med = g[0] > g[1] ? (g[1] > g[2] ? g[1] : (g[0] > g[2] ? g[2] : g[0]))
 				 : (g[0] > g[2] ? g[0] : (g[1] > g[2] ? g[2] : g[1]));
 	snprintf(buf, sizeof(buf), "%.6f\n", med);
-	put(argv[4], "gettime.time", buf);
+	tst_put("gettime.time", "%s", buf);
 	ready_and_wait(argv[4]);
 }

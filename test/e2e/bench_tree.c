@@ -25,19 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static void put(const char *dir, const char *name, const char *text)
-{
-	char tmp[PATH_MAX], path[PATH_MAX];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name);
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(tmp, "w");
-	if (!f || fputs(text, f) < 0 || fclose(f) || rename(tmp, path)) {
-		fprintf(stderr, "bench_tree: %s: %s\n", path, strerror(errno));
-		exit(2);
-	}
-}
+#include "test/lib/tst.h"
 
 static int make_timers(long n)
 {
@@ -102,8 +90,9 @@ int main(int argc, char **argv)
 	}
 	close(pfd[0]);
 	snprintf(buf, sizeof(buf), "%d\n", getpid());
-	put(argv[3], "pid", buf);
-	put(argv[3], "ready", "ready\n");
+	tst_init("", argv[3], "");
+	tst_put("pid", "%s", buf);
+	tst_put("ready", "ready\n");
 	for (;;)
 		pause();
 }

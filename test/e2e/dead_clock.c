@@ -47,6 +47,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test/lib/tst.h"
+
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
@@ -66,40 +68,13 @@ static volatile sig_atomic_t got[_NSIG];
 static int overrun_e = 0;
 static bool beyond;
 static pid_t child;
-static FILE *out;
-static int bad;
 
 static void on_sig(int s)
 {
 	got[s]++;
 }
 
-static void put(const char *dir, const char *name, const char *text)
-{
-	char path[4096], tmp[4200];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f || fputs(text, f) < 0 || fclose(f) || rename(tmp, path)) {
-		fprintf(stderr, "dead_clock: cannot write %s: %s\n", path, strerror(errno));
-		exit(2);
-	}
-}
-
-static void line(bool ok, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	bad += !ok;
-	fprintf(out, "%s dead-clock/%s: ", ok ? "PASS" : "FAIL", name);
-	va_start(ap, fmt);
-	vfprintf(out, fmt, ap);
-	va_end(ap);
-	fputc('\n', out);
-	fflush(out);
-}
+#define line tst_check
 
 static void make(int k, clockid_t c, int notify, int signo, long vsec, long vns, long isec, long ins)
 {
@@ -291,14 +266,13 @@ static void regs_sleep(const struct timespec *ts)
 static void probe(const char *dir)
 {
 	char path[4096], blk[64];
-	FILE *save = out;
+	FILE *f, *save;
 
 	snprintf(path, sizeof(path), "%s/probe.result", dir);
-	out = fopen(path, "w");
-	if (!out) {
-		out = save;
+	f = fopen(path, "w");
+	if (!f)
 		return;
-	}
+	save = tst_out(f);
 	for (int k = 0; k < N_T; k++) {
 		struct itimerspec now;
 
@@ -323,8 +297,8 @@ static void probe(const char *dir)
 	if (REGS_CHECKED[0])
 		line(!regs_bad && regs_sleeps > 0, "probe-registers-as-before",
 		     "%d of %d waits came back with %s changed", (int)regs_bad, (int)regs_sleeps, REGS_CHECKED);
-	fclose(out);
-	out = save;
+	tst_out(save);
+	fclose(f);
 	snprintf(path, sizeof(path), "%s/probe", dir);
 	unlink(path);
 }
@@ -350,8 +324,6 @@ static void check(bool with_child)
 		if (!have[k])
 			continue;
 		p += snprintf(p, text + sizeof(text) - p, " %s=%d%s", tname[k], (int)(long)ids[k], seen[k] ? "" : "(missing)");
-		if (!seen[k])
-			bad++;
 	}
 	line(!strstr(text, "missing"), "ids-kept", "%s", text);
 	for (int k = T_A; k <= T_E; k++) {
@@ -380,7 +352,7 @@ static void check(bool with_child)
 	     "signals of the dead thread's timers after the restore: %d %d %d", (int)got[SIG_DEAD], (int)got[SIG_G],
 	     (int)got[SIG_E]);
 	if (overrun_e == -1)
-		fprintf(out, "# dead-clock: timer E answered timer_getoverrun() -1 at setup (the kernel's quirk)\n");
+		tst_note("dead-clock: timer E answered timer_getoverrun() -1 at setup (the kernel's quirk)");
 	if (!with_child)
 		return;
 	if (timer_gettime(ids[T_K], &its))
@@ -396,6 +368,16 @@ static void check(bool with_child)
 		usleep(10000);
 	line(got[SIG_K] > 0, "child-clock-fires", "signal %d after 50 ms of the child's CPU time: %d", SIG_K,
 	     (int)got[SIG_K]);
+}
+
+/* DIR/probe asked for: the comparison (tst_wait's poll) */
+static void poll_probe(void)
+{
+	char pr[4096];
+
+	snprintf(pr, sizeof(pr), "%s/probe", tst_dir());
+	if (!access(pr, F_OK))
+		probe(tst_dir());
 }
 
 int main(int argc, char **argv)
@@ -418,6 +400,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: dead_clock setup|verify|criu [beyond] [child] DIR\n");
 		return 2;
 	}
+	tst_init(role, dir, "dead-clock");
 	make_timers = strcmp(role, "verify") != 0;
 	sigemptyset(&sa.sa_mask);
 	for (int s = SIGRTMIN + 2; s <= SIGRTMIN + 6; s++)
@@ -461,7 +444,7 @@ int main(int argc, char **argv)
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%ld %ld %ld %ld\n",
 			 (long)before[T_L].it_value.tv_sec, before[T_L].it_value.tv_nsec,
 			 (long)before[T_L].it_interval.tv_sec, before[T_L].it_interval.tv_nsec);
-		put(dir, "ids", buf);
+		tst_put("ids", "%s", buf);
 		sigblk(blk0, sizeof(blk0));
 	} else {
 		FILE *f;
@@ -484,46 +467,13 @@ int main(int argc, char **argv)
 		}
 		fclose(f);
 	}
-	/* the pid as the /proc mount sees it (a pid namespace's pid 1 runs
-	 * under the parent's /proc in the pidns flavours) */
-	{
-		char self[32] = "";
-		ssize_t k = readlink("/proc/self", self, sizeof(self) - 1);
-
-		snprintf(buf, sizeof(buf), "%s\n", k > 0 ? (self[k] = 0, self) : "0");
-	}
-	snprintf(path, sizeof(path), "%s.tids", role);
-	put(dir, path, buf);
-	snprintf(path, sizeof(path), "%s.pid", role);
-	put(dir, path, buf);
-	snprintf(path, sizeof(path), "%s.ready", role);
-	put(dir, path, "1\n");
-	out = stdout;
-	snprintf(path, sizeof(path), "%s/restored", dir);
-	for (;;) {
-		char pr[4096];
-
-		if (!access(path, F_OK))
-			break;
-		snprintf(pr, sizeof(pr), "%s/probe", dir);
-		if (make_timers && !access(pr, F_OK))
-			probe(dir);
-		regs_sleep(&(struct timespec){ 0, 10000000 });
-	}
-	if (!strcmp(role, "criu")) {
-		snprintf(path, sizeof(path), "%s/criu.result", dir);
-		out = fopen(path, "w");
-		if (!out)
-			return 2;
-	}
+	tst_ready();
+	tst_sleep_with(regs_sleep);
+	tst_wait_restored(make_timers ? poll_probe : NULL, 0);
 	check(with_child);
 	if (child > 0) {
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);
 	}
-	if (!strcmp(role, "criu")) {
-		fclose(out);
-		put(dir, "criu.done", "1\n");
-	}
-	return bad ? 1 : 0;
+	return tst_done();
 }

@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test/lib/tst.h"
+
 #ifndef sigev_notify_thread_id	/* glibc before 2.35 names it only this way */
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
@@ -48,25 +50,11 @@ static int make_timer(int signo, long ns, long interval_ns, pid_t tid, timer_t *
 	return timer_create(CLOCK_MONOTONIC, &ev, tm) || timer_settime(*tm, 0, &its, NULL);
 }
 
-static void mark(const char *dir, const char *role, const char *what)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s.%s", dir, role, what);
-	f = fopen(path, "w");
-	if (f) {
-		if (!strcmp(what, "pid"))
-			fprintf(f, "%d\n", getpid());
-		fclose(f);
-	}
-}
-
 int main(int argc, char **argv)
 {
 	int ids[4] = { -1, -1, -1, -1 }, once = 0, queued = 0, periodic = 0, later = 0;
 	int t_queued = 0, t_periodic = 0, kept = 0;
-	struct timespec end, now, step = { 0, 10000000 };
+	struct timespec end, now;
 	char path[4096];
 	sigset_t set;
 	FILE *f;
@@ -75,6 +63,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s setup|target|criu DIR\n", argv[0]);
 		return 2;
 	}
+	tst_init(argv[1], argv[2], "pending-expiry");
 	sigemptyset(&set);
 	sigaddset(&set, SIGRTMIN);
 	sigaddset(&set, SIGRTMIN + 1);
@@ -95,24 +84,16 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
-		snprintf(path, sizeof(path), "%s/ids", argv[2]);
-		f = fopen(path, "w");
-		if (!f)
-			return 2;
-		fprintf(f, "%d %d %d %d\n", (int)(long)a, (int)(long)b, (int)(long)c, (int)(long)d);
-		fclose(f);
-		mark(argv[2], argv[1], "pid");
-		mark(argv[2], argv[1], "ready");
+		tst_put("ids", "%d %d %d %d\n", (int)(long)a, (int)(long)b, (int)(long)c, (int)(long)d);
+		tst_ready();
 		if (!strcmp(argv[1], "setup"))
 			for (;;)
 				pause();
 	} else {
-		mark(argv[2], "target", "pid");
-		mark(argv[2], "target", "ready");
+		tst_ready();
 	}
-	snprintf(path, sizeof(path), "%s/restored", argv[2]);
-	while (access(path, F_OK))
-		nanosleep(&step, NULL);
+	/* role criu: the lines to DIR/criu.result */
+	tst_wait_restored(NULL, 0);
 	snprintf(path, sizeof(path), "%s/ids", argv[2]);
 	f = fopen(path, "r");
 	if (!f || fscanf(f, "%d %d %d %d", &ids[0], &ids[1], &ids[2], &ids[3]) != 4)
@@ -159,29 +140,13 @@ int main(int argc, char **argv)
 		t_periodic += si.si_timerid == ids[3] && si.si_signo == SIGRTMIN + 2;
 		later += si.si_timerid == ids[2];
 	}
-	if (!strcmp(argv[1], "criu")) {
-		snprintf(path, sizeof(path), "%s/criu.result", argv[2]);
-		if (!freopen(path, "w", stdout))
-			return 2;
-	}
-	printf("%s pending-expiry/one-shot-delivered-once: %d times (timer %d)\n", once == 1 ? "PASS" : "FAIL",
-	       once, ids[0]);
-	printf("%s pending-expiry/periodic-queued-once: %d queued (timer %d, as at the dump: its own)\n",
-	       queued == 1 ? "PASS" : "FAIL", queued, ids[1]);
-	printf("%s pending-expiry/periodic-rearmed: %d times in 300 ms after that (timer %d)\n",
-	       periodic >= 1 ? "PASS" : "FAIL", periodic, ids[1]);
-	printf("%s pending-expiry/unexpired-not-delivered: %d times (timer %d)\n", later == 0 ? "PASS" : "FAIL",
-	       later, ids[2]);
-	printf("%s pending-expiry/thread-queued-once: %d queued (timer %d, SIGEV_THREAD_ID)\n",
-	       t_queued == 1 ? "PASS" : "FAIL", t_queued, ids[3]);
-	printf("%s pending-expiry/thread-rearmed: %d times in 300 ms after that (timer %d)\n",
-	       t_periodic >= 1 ? "PASS" : "FAIL", t_periodic, ids[3]);
+	tst_check(once == 1, "one-shot-delivered-once", "%d times (timer %d)", once, ids[0]);
+	tst_check(queued == 1, "periodic-queued-once", "%d queued (timer %d, as at the dump: its own)", queued, ids[1]);
+	tst_check(periodic >= 1, "periodic-rearmed", "%d times in 300 ms after that (timer %d)", periodic, ids[1]);
+	tst_check(later == 0, "unexpired-not-delivered", "%d times (timer %d)", later, ids[2]);
+	tst_check(t_queued == 1, "thread-queued-once", "%d queued (timer %d, SIGEV_THREAD_ID)", t_queued, ids[3]);
+	tst_check(t_periodic >= 1, "thread-rearmed", "%d times in 300 ms after that (timer %d)", t_periodic, ids[3]);
 	if (!strcmp(argv[1], "criu"))
-		printf("%s pending-expiry/sigqueue-signal-kept: %d times (SIGRTMIN+1 from sigqueue(), sival 7)\n",
-		       kept == 1 ? "PASS" : "FAIL", kept);
-	fflush(stdout);
-	if (!strcmp(argv[1], "criu"))
-		mark(argv[2], "criu", "done");
-	return once == 1 && queued == 1 && periodic >= 1 && !later && t_queued == 1 && t_periodic >= 1 &&
-	       (strcmp(argv[1], "criu") || kept == 1) ? 0 : 1;
+		tst_check(kept == 1, "sigqueue-signal-kept", "%d times (SIGRTMIN+1 from sigqueue(), sival 7)", kept);
+	return tst_done();
 }

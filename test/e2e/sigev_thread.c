@@ -30,6 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test/lib/tst.h"
+
 static volatile int calls;
 static volatile sig_atomic_t asked;
 static const char *dir;
@@ -42,20 +44,6 @@ static void callback(union sigval v)
 static void on_usr1(int sig)
 {
 	asked = 1;
-}
-
-static void put(const char *name, int value)
-{
-	char path[4096], tmp[4200];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f || fprintf(f, "%d\n", value) < 0 || fclose(f) || rename(tmp, path)) {
-		fprintf(stderr, "sigev_thread: cannot write %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
 }
 
 static void *idle(void *arg)
@@ -77,6 +65,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	dir = argv[2];
+	tst_init(!strcmp(mode, "criu") ? "criu" : mode, dir, "sigev-thread");
 	/* glibc's sigaction() refuses its internal signals: the raw call
 	 * (struct kernel_sigaction {handler, flags, restorer, mask}) */
 	for (int s = 32; s <= 33; s++) {
@@ -110,34 +99,23 @@ int main(int argc, char **argv)
 			usleep(1000);
 	}
 	if (!strcmp(mode, "criu")) {
-		char path[4096];
 		int c1, c2;
-		FILE *f;
 
-		put("criu.pid", getpid());
-		put("criu.ready", 1);
-		snprintf(path, sizeof(path), "%s/restored", dir);
-		while (access(path, F_OK))
-			usleep(10000);
+		tst_ready();
+		tst_wait_restored(NULL, 0);
 		c1 = __atomic_load_n(&calls, __ATOMIC_RELAXED);
 		usleep(300000);
 		c2 = __atomic_load_n(&calls, __ATOMIC_RELAXED);
-		snprintf(path, sizeof(path), "%s/criu.result", dir);
-		f = fopen(path, "w");
-		if (!f)
-			return 2;
-		fprintf(f, "%s sigev-thread/callbacks-run-on: %d callbacks in 300 ms after the restore (want >= 10)\n",
-			c2 - c1 >= 10 ? "PASS" : "FAIL", c2 - c1);
-		fclose(f);
-		put("criu.done", 1);
-		return c2 - c1 >= 10 ? 0 : 1;
+		tst_check(c2 - c1 >= 10, "callbacks-run-on", "%d callbacks in 300 ms after the restore (want >= 10)",
+			  c2 - c1);
+		return tst_done();
 	}
-	put("ready", 1);
+	tst_put("ready", "1\n");
 	for (;;) {
 		pause();
 		if (asked) {
 			asked = 0;
-			put("count", __atomic_load_n(&calls, __ATOMIC_RELAXED));
+			tst_put("count", "%d\n", __atomic_load_n(&calls, __ATOMIC_RELAXED));
 		}
 	}
 }

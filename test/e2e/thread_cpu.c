@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test/lib/tst.h"
+
 #ifndef sigev_notify_thread_id	/* glibc before 2.35 names it only this way */
 #define sigev_notify_thread_id _sigev_un._tid
 #endif
@@ -103,20 +105,6 @@ static double cpu_of(pid_t tid)
 	return ns / 1e9;
 }
 
-static void put(const char *dir, const char *name, const char *text)
-{
-	char path[4096], tmp[4200];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f || fputs(text, f) < 0 || fclose(f) || rename(tmp, path)) {
-		fprintf(stderr, "thread_cpu: cannot write %s: %s\n", path, strerror(errno));
-		exit(2);
-	}
-}
-
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_prof, .sa_flags = SA_RESTART };
@@ -132,6 +120,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: thread_cpu setup|target|criu DIR\n");
 		return 2;
 	}
+	tst_init(role, dir, "thread-clock");
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGPROF, &sa, NULL);
 	make_timers = strcmp(role, "target") != 0;
@@ -147,17 +136,17 @@ int main(int argc, char **argv)
 	while (__atomic_load_n(&ready_threads, __ATOMIC_SEQ_CST) < BURNERS)
 		usleep(1000);
 	snprintf(buf, sizeof(buf), "%d %d %d %d\n", tids[0], tids[1], tids[2], tids[3]);
-	put(dir, strcmp(role, "target") ? "tids" : "target.tids", buf);
+	tst_put(strcmp(role, "target") ? "tids" : "target.tids", "%s", buf);
 	if (make_timers) {
 		snprintf(buf, sizeof(buf), "%d %d %d %d\n", (int)(long)ids[0], (int)(long)ids[1], (int)(long)ids[2],
 			 (int)(long)ids[3]);
-		put(dir, "ids", buf);
+		tst_put("ids", "%s", buf);
 	}
 	snprintf(path, sizeof(path), "%s.pid", role);
 	snprintf(buf, sizeof(buf), "%d\n", getpid());
-	put(dir, path, buf);
+	tst_put(path, "%s", buf);
 	snprintf(path, sizeof(path), "%s.ready", role);
-	put(dir, path, "1\n");
+	tst_put(path, "%s", "1\n");
 	if (!strcmp(role, "setup"))
 		for (;;)
 			pause();
@@ -216,6 +205,6 @@ int main(int argc, char **argv)
 	}
 	fclose(out);
 	snprintf(buf, sizeof(buf), "%s.done", role);
-	put(dir, buf, "1\n");
+	tst_put(buf, "%s", "1\n");
 	return bad ? 1 : 0;
 }

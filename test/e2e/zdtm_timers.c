@@ -60,6 +60,7 @@
 
 #include "lib/file.h"
 #include "lib/procfs.h"
+#include "test/lib/tst.h"
 #include "test/unit/check.h"
 
 #ifndef sigev_notify_thread_id
@@ -633,51 +634,25 @@ static int clock_probe(clockid_t c)
 
 /* ---- state files ---------------------------------------------------------- */
 
-static void write_file(const char *dir, const char *name, const char *text)
-{
-	struct ptimer_err err;
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (ptimer_file_replace(path, NULL, text, strlen(text), 0644, 0, &err)) {
-		fprintf(stderr, "zdtm_timers: %s\n", err.msg);
-		exit(2);
-	}
-}
-
 static void announce(const char *dir, const char *role, int nthreads)
 {
 	char name[64], buf[64 * MAX_THREADS];
 	size_t off = 0;
 
+	(void)dir;
 	snprintf(name, sizeof(name), "%s.pid", role);
-	snprintf(buf, sizeof(buf), "%d\n", proc_tids[0]);
-	write_file(dir, name, buf);
+	tst_put(name, "%d\n", proc_tids[0]);
 	for (int i = 0; i < nthreads; i++)
 		off += snprintf(buf + off, sizeof(buf) - off, "%d\n", proc_tids[i]);
 	snprintf(name, sizeof(name), "%s.tids", role);
-	write_file(dir, name, buf);
+	tst_put(name, "%s", buf);
 	off = 0;
 	for (int i = 0; i < nthreads; i++)
 		off += snprintf(buf + off, sizeof(buf) - off, "%d\n", tids[i]);
 	snprintf(name, sizeof(name), "%s.nstids", role);
-	write_file(dir, name, buf);
+	tst_put(name, "%s", buf);
 	snprintf(name, sizeof(name), "%s.ready", role);
-	write_file(dir, name, "ready\n");
-}
-
-static bool wait_for(const char *dir, const char *name, int timeout_s)
-{
-	char path[PATH_MAX];
-	struct timespec ts = { 0, 10 * 1000000L };
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	for (long i = 0; i < timeout_s * 100L; i++) {
-		if (access(path, F_OK) == 0)
-			return true;
-		nanosleep(&ts, NULL);
-	}
-	return false;
+	tst_put(name, "ready\n");
 }
 
 /* ---- /proc/self/timers ------------------------------------------------------ */
@@ -998,7 +973,7 @@ static int verify(const struct scenario *sc, const char *dir)
 		create_timers(t, n, sc->exact_ids || sc->verify_prepare_counter);
 	announce(dir, "verify", sc->nthreads);
 
-	if (!wait_for(dir, "restored", 120)) {
+	if (!tst_wait("restored", NULL, 120)) {
 		snprintf(name, sizeof(name), "%s/restored", label);
 		FAIL(name, "%s/restored did not appear within 120 s", dir);
 		return CHECK_EXIT();
@@ -1009,7 +984,6 @@ static int verify(const struct scenario *sc, const char *dir)
 	return CHECK_EXIT();
 }
 
-static char outbuf[8192];
 
 /*
  * criu role: this process is dumped and restored by criu itself.  The wait
@@ -1021,7 +995,7 @@ static int criu_role(const struct scenario *sc, const char *dir)
 	size_t n = sc->build(NULL);
 	struct xtimer *t = calloc(n ? n : 1, sizeof(*t));
 	bool *skip = calloc(n ? n : 1, sizeof(bool));
-	char path[PATH_MAX], name[128];
+	char name[128];
 	int nthreads = sc->nthreads;
 
 	if (sc->verify_only) {
@@ -1048,20 +1022,15 @@ static int criu_role(const struct scenario *sc, const char *dir)
 	}
 	announce(dir, "criu", nthreads);
 
-	/* 30 minutes: more than any dump + restore the suite runs */
-	if (!wait_for(dir, "restored", 1800)) {
+	/* 30 minutes: more than any dump + restore the suite runs; then the
+	 * lines go to DIR/criu.result */
+	if (!tst_wait_restored(NULL, 1800)) {
 		fprintf(stderr, "zdtm_timers: %s/restored did not appear\n", dir);
 		return 2;
 	}
 	/* criu restores the tids in the process's namespace; the /proc view
 	 * (pid namespace of the caller) may have changed. */
 	learn_proc_tids(nthreads);
-	snprintf(path, sizeof(path), "%s/criu.result", dir);
-	if (!freopen(path, "w", stdout)) {
-		fprintf(stderr, "zdtm_timers: %s: %s\n", path, strerror(errno));
-		return 2;
-	}
-	setvbuf(stdout, outbuf, _IOLBF, sizeof(outbuf));
 	for (size_t i = 0; i < n; i++)
 		if (skip[i]) {
 			snprintf(name, sizeof(name), "%s/id%d", label, t[i].id);
@@ -1069,7 +1038,7 @@ static int criu_role(const struct scenario *sc, const char *dir)
 		}
 	check_all(t, n, skip);
 	fflush(stdout);
-	write_file(dir, "criu.done", check_failed ? "fail\n" : "pass\n");
+	tst_put("criu.done", "%s\n", check_failed ? "fail" : "pass");
 	free(t);
 	free(skip);
 	return CHECK_EXIT();
@@ -1110,9 +1079,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	label = argc > 4 ? argv[4] : sc->name;
-	/* A static stdio buffer: a lazily malloc'ed one could change
-	 * /proc/PID/maps while ptimer works on this process. */
-	setvbuf(stdout, outbuf, _IOLBF, sizeof(outbuf));
+	/* the library's static stdio buffer: a lazily malloc'ed one could
+	 * change /proc/PID/maps while ptimer works on this process */
+	tst_init(argv[1], argv[3], "");
 	raise_sigpending();
 	install_handlers();
 	start_threads(sc->nthreads);

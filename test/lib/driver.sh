@@ -48,6 +48,8 @@
 #
 # A case file (sourced; every variable is reset first):
 #   CASE_PROG       the program, in DRIVE_BIN (zdtm_timers)
+#   CASE_PROGS      other programs of DRIVE_BIN the case's own round runs
+#                   (case_criu, case_guest): built and carried with it
 #   CASE_ARGS       words after the role (zdtm_timers: the scenario)
 #   CASE_TAG        the program's own prefix of its check names, replaced
 #                   by the label; empty: the program takes the label as its
@@ -88,7 +90,7 @@ DRIVE_TIME=${DRIVE_TIME:-0}
 # case_load NAME: reset the CASE_* variables, then read DRIVE_CASES/NAME;
 # status 1 when there is no such case (neither NAME nor NAME.sh).
 case_load() {
-	CASE_NAME=$1 CASE_PROG=zdtm_timers CASE_ARGS= CASE_TAG= CASE_SETUP=setup CASE_VERIFY=verify
+	CASE_NAME=$1 CASE_PROG=zdtm_timers CASE_PROGS= CASE_ARGS= CASE_TAG= CASE_SETUP=setup CASE_VERIFY=verify
 	CASE_PAIRS=no CASE_SAME_TIMERS=yes CASE_CRIU_FLAVOURS=criu CASE_GUEST_FLAVOURS=guest
 	unset -f case_criu_dump case_criu case_guest 2>/dev/null
 	if [ -f "$DRIVE_CASES/$1" ]; then
@@ -108,6 +110,19 @@ drive_words() {
 		only != "  " && !index(only, " " $1 " ") { next }
 		{ for (i = 2; i <= NF; i++) if (index(want, " " $i " ")) print "drive:" $1 ":" $i }' \
 		"$DRIVE_CASES/LIST"
+}
+
+# drive_progs FLAVOUR...: the test programs (names in DRIVE_BIN) the cases
+# of those flavours run, one a line, sorted: each case's CASE_PROG and the
+# CASE_PROGS its own round uses.  The environments build and carry these,
+# so that a new program and its case line run wherever the flavour is.
+drive_progs() {
+	for _dp_w in $(PTIMER_CASES= drive_words "$@"); do
+		_dp_c=${_dp_w#drive:}
+		case_load "${_dp_c%%:*}" || continue
+		echo "$CASE_PROG"
+		for _dp_p in ${CASE_PROGS:-}; do echo "$_dp_p"; done
+	done | sort -u
 }
 
 # The flavours there are (a LIST line naming another is a FAIL of drive_lint).

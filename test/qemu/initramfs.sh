@@ -4,8 +4,9 @@
 # test/qemu/initramfs.sh BUILD OUT [ARCH] - the kernel matrix's initramfs
 # (gzip'ed newc cpio) at OUT for guests of ARCH (amd64, the default, or
 # arm64; BUILD holds programs built for it): a static busybox
-# (test/qemu/busybox.sh) with a link per applet, BUILD/ptimer,
-# BUILD/test/zdtm_timers and BUILD/qemu/kprobe with the shared libraries
+# (test/qemu/busybox.sh) with a link per applet, BUILD/ptimer, the test
+# programs of the guest flavours' cases (BUILD/test/PROG, drive_progs of
+# test/lib/driver.sh) and BUILD/qemu/kprobe with the shared libraries
 # they need and the dynamic loader, test/qemu/guest-suite.sh and
 # test/lib/harness.sh (as /ptimer/harness.sh), and test/qemu/init as /init.
 # Built with the host's tools only.
@@ -96,7 +97,9 @@ copy_elf() {
 		put "$lib" "$lib"
 	done
 }
-for f in "$B/ptimer" "$B/test/zdtm_timers" "$B/qemu/kprobe"; do
+# the programs of the guests' cases (test/lib/driver.sh drive_progs)
+PROGS=$(DRIVE_CASES=$HERE/../cases && . "$HERE/../lib/driver.sh" && unset PTIMER_CASES && drive_progs guest guest-linear)
+for f in "$B/ptimer" $(for p in $PROGS; do echo "$B/test/$p"; done) "$B/qemu/kprobe"; do
 	[ -x "$f" ] || { echo "initramfs.sh: $f missing (make tests; matrix.sh builds kprobe)" >&2; exit 1; }
 	copy_elf "$f"
 done
