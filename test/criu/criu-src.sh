@@ -40,3 +40,20 @@ fetch_src() {
 	esac
 	mv "$dl/$file" "$CACHE/criu_$up.orig.tar.xz.$$" && mv "$CACHE/criu_$up.orig.tar.xz.$$" "$CACHE/criu_$up.orig.tar.xz"
 }
+
+# criu_src SUITE ROOT CACHE: the source of ROOT's criu (its .ptimer-root
+# stamp names the Debian version) through fetch_src, under CACHE/.SUITE.lock
+# (zdtm.sh and suite.sh may fetch at once); sets SRC_DEBVER, SRC_UP (the
+# upstream version) and SRC_TAR, or status 1 with $why set.
+criu_src() {
+	local rc=0
+	SRC_DEBVER=$(sed -n 's/^criu=//p' "$2/.ptimer-root")
+	SRC_UP=${SRC_DEBVER#*:} SRC_UP=${SRC_UP%-*}
+	SRC_TAR=$3/criu_$SRC_UP.orig.tar.xz
+	mkdir -p "$3"
+	exec 8>"$3/.$1.lock"
+	flock 8
+	fetch_src "$1" "$SRC_DEBVER" "$SRC_UP" "$3" || rc=1
+	exec 8>&-
+	return $rc
+}

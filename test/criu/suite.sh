@@ -120,25 +120,17 @@ gpu_build() {
 	fi
 }
 gpu_plugins() {
-	local s=$1 root debver up
+	local s=$1 why=
 	if [ "$s" = criu-dev ]; then
 		gpu_build criu-dev "$CRIU_DEV_TAR" "$CRIU_DEV_CACHE"
 		return
 	fi
-	root=$("$here/roots.sh" path "$s")
-	debver=$(sed -n 's/^criu=//p' "$root/.ptimer-root")
-	up=${debver#*:} up=${up%-*}
-	mkdir -p "$SRC_CACHE"
-	exec 8>"$SRC_CACHE/.$s.lock"
-	flock 8
-	if ! fetch_src "$s" "$debver" "$up" "$SRC_CACHE"; then
-		GPU_WHY[$s]="no source of criu $debver: $why"
-		exec 8>&-
+	if ! criu_src "$s" "$("$here/roots.sh" path "$s")" "$SRC_CACHE"; then
+		GPU_WHY[$s]="no source of criu $SRC_DEBVER: $why"
 		return
 	fi
-	exec 8>&-
-	echo "# criu-$s: building criu $up's GPU plugins from Debian's source (once; cached in $GPU_CACHE/$s)"
-	gpu_build "$s" "$SRC_CACHE/criu_$up.orig.tar.xz" "$GPU_CACHE/$s"
+	echo "# criu-$s: building criu $SRC_UP's GPU plugins from Debian's source (once; cached in $GPU_CACHE/$s)"
+	gpu_build "$s" "$SRC_TAR" "$GPU_CACHE/$s"
 }
 if [ "$what" = check ] && { [ -z "${PTIMER_CRIU_CASES:-}" ] || [[ " $PTIMER_CRIU_CASES " == *gpu-plugins* ]]; }; then
 	for s in "${suites[@]}"; do

@@ -69,16 +69,15 @@ prepare() {
 		FAILWHY[$s]="cannot build the $s-zdtm root: $(grep 'roots.sh: ' "$TMP/root.$s.err" | tail -n 1 | cut -c1-300)"
 		return
 	fi
-	debver=$(sed -n 's/^criu=//p' "$root/.ptimer-root")
-	up=${debver#*:} up=${up%-*}
-	VER[$s]=$up
-	exec 8>"$CACHE/.$s.lock"
-	flock 8
-	if ! fetch_src "$s" "$debver" "$up" "$CACHE"; then
-		FAILWHY[$s]="no criu $up source: $why"
-		exec 8>&-
+	if ! criu_src "$s" "$root" "$CACHE"; then
+		FAILWHY[$s]="no criu $SRC_UP source: $why"
 		return
 	fi
+	debver=$SRC_DEBVER up=$SRC_UP
+	VER[$s]=$up
+	# the tree, extracted once, under the same lock
+	exec 8>"$CACHE/.$s.lock"
+	flock 8
 	dir=$CACHE/$s-$up
 	if [ ! -d "$dir/criu-$up/test/zdtm" ]; then
 		rm -rf "$dir.new" && mkdir -p "$dir.new" &&
