@@ -14,15 +14,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test/lib/tst.h"
+
 int main(int argc, char **argv)
 {
 	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGRTMIN };
 	struct itimerspec its = { .it_value = { .tv_sec = 1000 } };
 	struct timespec t0, t;
-	char path[4096], next[32];
+	char next[32];
 	long n = argc > 2 ? atol(argv[2]) : 0;
 	timer_t tm;
-	FILE *f;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s DIR [N]\n", argv[0]);
@@ -34,16 +35,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (n == 0) {
-		snprintf(path, sizeof(path), "%s/exec.pid", argv[1]);
-		f = fopen(path, "w");
-		if (!f)
-			return 2;
-		fprintf(f, "%d\n", getpid());
-		fclose(f);
-		snprintf(path, sizeof(path), "%s/exec.ready", argv[1]);
-		f = fopen(path, "w");
-		if (f)
-			fclose(f);
+		tst_init("exec", argv[1], "");
+		tst_ready();
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do

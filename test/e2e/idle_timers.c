@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test/lib/tst.h"
+
 static void *sleeper(void *arg)
 {
 	for (;;)
@@ -32,7 +34,6 @@ int main(int argc, char **argv)
 {
 	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
 	struct itimerspec its = { .it_value = { 1000, 0 }, .it_interval = { 5, 0 } };
-	char path[4096];
 	pthread_t th;
 	timer_t t1, t2;
 
@@ -55,8 +56,8 @@ int main(int argc, char **argv)
 	}
 	if (pthread_create(&th, NULL, sleeper, NULL))
 		return 1;
-	snprintf(path, sizeof(path), "%s/ready", argv[2]);
-	close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	tst_init(argv[1], argv[2], "");
+	tst_put("ready", "ready\n");
 	if (!strcmp(argv[1], "exited"))
 		pthread_exit(NULL);
 	sleeper(NULL);

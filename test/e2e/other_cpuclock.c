@@ -15,15 +15,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test/lib/tst.h"
+
 int main(int argc, char **argv)
 {
 	struct sigevent ev = { .sigev_notify = SIGEV_NONE };
 	struct itimerspec its = { .it_value = { .tv_sec = 1000 } };
-	char path[4096];
 	clockid_t clk;
 	timer_t tm;
 	pid_t child;
-	FILE *f;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s DIR\n", argv[0]);
@@ -42,16 +42,10 @@ int main(int argc, char **argv)
 		kill(child, SIGKILL);
 		return 2;
 	}
-	snprintf(path, sizeof(path), "%s/other.pid", argv[1]);
-	f = fopen(path, "w");
-	if (!f)
-		return 2;
-	fprintf(f, "%d %d\n", getpid(), child);
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/other.ready", argv[1]);
-	f = fopen(path, "w");
-	if (f)
-		fclose(f);
+	/* other.pid holds the child too: written with the library, not tst_ready */
+	tst_init("other", argv[1], "");
+	tst_put("other.pid", "%d %d\n", getpid(), child);
+	tst_put("other.ready", "ready\n");
 	for (;;)
 		pause();
 }

@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test/lib/tst.h"
+
 #include "restorer/abi.h"
 
 struct counts {
@@ -140,8 +142,7 @@ static void *reporter(void *arg)
 	}
 	while (!looping)
 		usleep(1000);
-	snprintf(path, sizeof(path), "%s/ready", dir);
-	close(open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	tst_put("ready", "ready\n");
 	for (;;) {
 		/* fixed width, one pwrite: a reader never sees a partial line */
 		int n = snprintf(buf, sizeof(buf), "aborts %20llu lost %20llu iters %20llu\n",
@@ -184,6 +185,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	dir = argv[2];
+	tst_init(argv[1], dir, "");
 	if (!__rseq_size || my_rseq()->cpu_id == (uint32_t)RSEQ_CPU_ID_REGISTRATION_FAILED) {
 		printf("SKIP glibc registered no rseq area\n");
 		return 0;

@@ -15,12 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test/lib/tst.h"
+
 static const int signos[] = { 65, -7, 12345 };
 
 int main(int argc, char **argv)
 {
-	char path[4096];
-	FILE *f;
 
 	if (argc != 3 || (strcmp(argv[1], "setup") && strcmp(argv[1], "target"))) {
 		fprintf(stderr, "usage: %s setup|target DIR\n", argv[0]);
@@ -43,16 +43,8 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	snprintf(path, sizeof(path), "%s/%s.pid", argv[2], argv[1]);
-	f = fopen(path, "w");
-	if (!f)
-		return 2;
-	fprintf(f, "%d\n", getpid());
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/%s.ready", argv[2], argv[1]);
-	f = fopen(path, "w");
-	if (f)
-		fclose(f);
+	tst_init(argv[1], argv[2], "");
+	tst_ready();
 	for (;;)
 		pause();
 }

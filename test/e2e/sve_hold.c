@@ -23,8 +23,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "test/lib/tst.h"
 #if defined(__aarch64__)
 #include <sys/auxv.h>
+
 #endif
 
 #ifndef HWCAP_SVE
@@ -48,10 +51,8 @@ static void *waiter(void *arg)
 
 int main(int argc, char **argv)
 {
-	char path[4096];
 	pthread_t th;
 	sigset_t set;
-	FILE *f;
 	timer_t t;
 	struct sigevent ev;
 	uint64_t sum = 0, active = 0, n = 0;
@@ -78,13 +79,8 @@ int main(int argc, char **argv)
 		perror("sve_hold");
 		return 1;
 	}
-	snprintf(path, sizeof(path), "%s/ready", argv[1]);
-	f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		return 1;
-	}
-	fclose(f);
+	tst_init("", argv[1], "");
+	tst_put("ready", "ready\n");
 #if defined(__aarch64__)
 	__asm__ __volatile__(
 		".arch_extension sve\n\t"

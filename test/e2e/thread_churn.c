@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test/lib/tst.h"
+
 static void *brief(void *arg)
 {
 	return arg;
@@ -23,9 +25,7 @@ int main(int argc, char **argv)
 {
 	struct sigevent ev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGRTMIN };
 	struct itimerspec its = { .it_value = { .tv_sec = 1000 } };
-	char path[4096];
 	timer_t tm;
-	FILE *f;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s DIR\n", argv[0]);
@@ -36,16 +36,8 @@ int main(int argc, char **argv)
 		perror("thread_churn: timer_create");
 		return 2;
 	}
-	snprintf(path, sizeof(path), "%s/churn.pid", argv[1]);
-	f = fopen(path, "w");
-	if (!f)
-		return 2;
-	fprintf(f, "%d\n", getpid());
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/churn.ready", argv[1]);
-	f = fopen(path, "w");
-	if (f)
-		fclose(f);
+	tst_init("churn", argv[1], "");
+	tst_ready();
 	for (;;) {
 		pthread_t th[4];
 
