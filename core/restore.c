@@ -1050,7 +1050,7 @@ int ptimer_replace_timers(struct ptimer_task *t, const struct ptimer_timer *with
 	if (ret)
 		return ret;
 	ret = ptimer_restore_task(t, &mini, &o, NULL, err);
-	if (ret)
+	if (ret && ret != -ESRCH && !ptimer_thread_exiting(t->pid, 0))
 		ptimer_log(PTIMER_LOG_ERROR, "process %d: %u timer%s deleted could not be made again (%s): the "
 			   "process no longer holds timer %d%s", t->pid, n, n > 1 ? "s" : "", err->msg,
 			   with[0].timer_id, n > 1 ? " and others" : "");

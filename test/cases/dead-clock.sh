@@ -81,7 +81,7 @@ for at in 0.001 0.004 0.008; do
 	kill -KILL "$kp"
 	wait "$dp"
 	rc=$? t=$(elapsed "$t0" "$(now)")
-	reap "$kp"
+	reap "$kp" 2>/dev/null	# its "Killed" job line
 	if [ "$rc" -eq 0 ]; then
 		check "$n/target-killed-at-${at}s" "the dump was through first, but its image does not read: $(oneline "$k/d.out.err")" \
 			"$PT" show "$k/img" >/dev/null 2>&1
