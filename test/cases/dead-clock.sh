@@ -78,10 +78,14 @@ for at in 0.001 0.004 0.008; do
 	timeout -k 5 30 "$PT" dump -t "$kp" -D "$k/img" >"$k/d.out" 2>"$k/d.out.err" </dev/null &
 	dp=$!
 	sleep "$at"
-	kill -KILL "$kp"
-	wait "$dp"
-	rc=$? t=$(elapsed "$t0" "$(now)")
-	reap "$kp" 2>/dev/null	# its "Killed" job line
+	# bash's "Killed" notice of the target's job goes to this group's stderr
+	{
+		kill -KILL "$kp"
+		wait "$dp"
+		rc=$?
+		reap "$kp"
+	} 2>/dev/null
+	t=$(elapsed "$t0" "$(now)")
 	if [ "$rc" -eq 0 ]; then
 		check "$n/target-killed-at-${at}s" "the dump was through first, but its image does not read: $(oneline "$k/d.out.err")" \
 			"$PT" show "$k/img" >/dev/null 2>&1
