@@ -18,13 +18,16 @@ case_rseq_slice() {
 		skip "$n" "python3 needed to read the JSON"
 		return
 	fi
-	"$B/test/rseq_threads" >"$d/out" 2>&1 &
+	"$B/test/rseq_threads" "$d" >"$d/out" 2>&1 &
 	pid=$!
 	bg_add "$pid"
-	for i in $(seq 50); do grep -q '^ready\|^SKIP' "$d/out" && break; sleep 0.1; done
-	if grep -q '^SKIP' "$d/out"; then
-		skip "$n" "$(grep '^SKIP' "$d/out")"
-		reap "$pid"
+	if ! wait_ready "$d" rseq "$pid" 10; then
+		wait "$pid"
+		if [ $? -eq 4 ]; then
+			skip "$n" "$(oneline "$d/out")"
+		else
+			fail "$n/start" "rseq_threads did not get ready: $(oneline "$d/out")"
+		fi
 		return
 	fi
 	if ! "$PT" dump -t "$pid" -D "$d" >"$d/dump.log" 2>&1; then
