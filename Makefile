@@ -11,6 +11,8 @@
 #   make asan     the unit and end-to-end programs with ASan and UBSan, in
 #                 build-asan/ (and the fault-injection points of core/fault.h)
 #   make fuzz     libFuzzer targets (test/fuzz/), each run FUZZ_SECONDS (30)
+#   make fuzz-build   the libFuzzer targets, built only (make check replays
+#                 their corpora)
 #   make bench    benchmarks, printed as ratios from one run, written to
 #                 docs/results.md
 #   make demo     deps, build, dump a process with sparse timers, restore it

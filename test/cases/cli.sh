@@ -311,4 +311,14 @@ else
 	fi
 fi
 
+# ---- make help -----------------------------------------------------------------------
+# every target the Makefile declares phony is on make help's list
+make -s -C "$TOP" help >"$TMP/help.out" 2>&1
+missing=
+for t in $(sed -n 's/^\.PHONY://p' "$TOP/Makefile"); do
+	[ "$t" = all ] && t=make	# plain `make`
+	grep -qE "^make( $t)?( |$)" "$TMP/help.out" || missing="$missing $t"
+done
+check "make-help/every-target" "make help does not list:$missing" [ -z "$missing" ]
+
 totals
