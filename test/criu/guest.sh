@@ -174,10 +174,9 @@ cp -r "$root/usr/include/criu" "$TMP/criu-inc/"
 cp -a "$B" "$TMP/build"
 rm -f "$TMP/build/plugin/ptimer_plugin.o" "$TMP/build/ptimer_plugin.so"
 # the C programs of this guest's cases (test/lib/driver.sh drive_progs)
-PROGS=$(DRIVE_CASES=$top/test/cases && . "$top/test/lib/driver.sh" && unset PTIMER_CASES &&
-	for w in $CASES; do w=${w#drive:}; echo "${w%%:*}"; done | sort -u |
-	while read -r c; do case_load "$c" && echo "$CASE_PROG" && for p in ${CASE_PROGS:-}; do echo "$p"; done; done |
-	sort -u | while read -r p; do [ -f "$top/test/e2e/$p.c" ] && echo "$p"; done)
+PROGS=$(DRIVE_CASES=$top/test/cases && . "$top/test/lib/driver.sh" &&
+	drive_progs_of $(for w in $CASES; do w=${w#drive:}; echo "${w%%:*}"; done | sort -u) |
+	while read -r p; do [ -f "$top/test/e2e/$p.c" ] && echo "$p"; done)
 if ! make -C "$top" "${MAKEARCH[@]}" B="$TMP/build" CRIU_PLUGIN_INC="$TMP/criu-inc" "$TMP/build/ptimer_plugin.so" \
 	$(for p in $PROGS; do echo "$TMP/build/test/$p"; done) \
 	>"$TMP/plugin.log" 2>&1 || ! grep -q -- '-DPTIMER_HAVE_CHECKPOINT_DEVICES' "$TMP/plugin.log"; then

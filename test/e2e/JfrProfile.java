@@ -4,10 +4,11 @@
  * the event jdk.CPUTimeSample on, the JVM gives each Java thread a timer on
  * that thread's CPU clock (pthread_getcpuclockid(), a clock ID that names
  * the tid) sending SIGPROF to that thread (SIGEV_THREAD_ID), every 10 ms of
- * its CPU time here.  Three burner threads burn CPU; once DIR/restored
- * appears (criu dumped and restored the JVM) each must get samples at the
- * rate its CPU time gives (>= 50 per CPU second of 100), counted from JFR's
- * own events.  The criu role protocol of test/lib/driver.sh: DIR/criu.pid
+ * its CPU time here.  Three burner threads burn CPU until the first
+ * samples arrive, sleep while the JVM is checkpointed, and burn again once
+ * DIR/restored appears (criu dumped and restored the JVM): each must then
+ * get samples at the rate its CPU time gives (>= 50 per CPU second of
+ * 100), counted from JFR's own events.  The criu role protocol of test/lib/driver.sh: DIR/criu.pid
  * (the pid as /proc sees it), DIR/criu.ready, then DIR/criu.result and
  * DIR/criu.done; exit 4 before ready when this JVM lacks the event.
  * Run through build/test/jfr_profile (a wrapper that execs java).
@@ -28,6 +29,12 @@ public class JfrProfile {
 	static final java.util.concurrent.ConcurrentLinkedQueue<long[]> taken =
 		new java.util.concurrent.ConcurrentLinkedQueue<>();
 	static volatile long sink;
+	// false while the JVM waits to be checkpointed: the burners sleep, so no
+	// CPU-time timer fires while criu seizes the threads (criu 4.2.1 and
+	// criu-dev failed now and then to dump a thread seized as SIGPROF was
+	// being delivered to it: "Unexpected task interruption" in its
+	// parasite, with or without the plugin)
+	static volatile boolean burn = true;
 
 	static void put(Path dir, String name, String text) throws Exception {
 		Path tmp = dir.resolve(name + ".tmp");
@@ -69,8 +76,18 @@ public class JfrProfile {
 		for (int i = 0; i < BURNERS; i++) {
 			burners[i] = new Thread(() -> {
 				long x = 0;
-				for (;;)
-					x += (x ^ 0x9e3779b97f4a7c15L) >>> 3;
+				for (;;) {
+					if (!burn) {
+						try {
+							Thread.sleep(5);
+						} catch (InterruptedException e) {
+						}
+						continue;
+					}
+					for (int k = 0; k < 1000000; k++)
+						x += (x ^ 0x9e3779b97f4a7c15L) >>> 3;
+					sink = x;
+				}
 			}, "burner" + i);
 			burners[i].setDaemon(true);
 			burners[i].start();
@@ -82,10 +99,14 @@ public class JfrProfile {
 			System.err.println("jfr_profile: no CPU-time samples of the burners in 10 s: " + samples);
 			System.exit(4);
 		}
+		// idle while checkpointed, burning again once restored
+		burn = false;
+		Thread.sleep(100);
 		put(dir, "criu.pid", Files.readSymbolicLink(Path.of("/proc/self")).toString() + "\n");
 		put(dir, "criu.ready", "1\n");
 		while (!Files.exists(dir.resolve("restored")))
 			Thread.sleep(10);
+		burn = true;
 		// a window of 3 s: each burner's CPU time in it and the samples JFR
 		// took in it, counted once delivered (JFR hands events over about
 		// once a second)

@@ -117,11 +117,21 @@ drive_words() {
 # CASE_PROGS its own round uses.  The environments build and carry these,
 # so that a new program and its case line run wherever the flavour is.
 drive_progs() {
-	for _dp_w in $(PTIMER_CASES= drive_words "$@"); do
-		_dp_c=${_dp_w#drive:}
-		case_load "${_dp_c%%:*}" || continue
-		echo "$CASE_PROG"
-		for _dp_p in ${CASE_PROGS:-}; do echo "$_dp_p"; done
+	# shellcheck disable=SC2046
+	drive_progs_of $(PTIMER_CASES= drive_words "$@" | sed 's/^drive:\([^:]*\):.*/\1/')
+}
+
+# drive_progs_of CASE...: the same for the cases named.  Each case file is
+# read in a subshell of its own (nounset off: a file may name the suite's
+# variables at the top), so one cannot end the list.
+drive_progs_of() {
+	for _dp_c; do
+		(
+			set +u
+			case_load "$_dp_c" || exit 0
+			echo "$CASE_PROG"
+			for _dp_p in ${CASE_PROGS:-}; do echo "$_dp_p"; done
+		)
 	done | sort -u
 }
 
