@@ -109,7 +109,7 @@ static void *doomed(void *arg)
 {
 	sigset_t pend;
 
-	(void)arg;
+	*(pid_t *)arg = (pid_t)syscall(SYS_gettid);
 	make(T_A, CLOCK_THREAD_CPUTIME_ID, SIGEV_NONE, 0, 0, 0, 0, 0);
 	make(T_B, CLOCK_THREAD_CPUTIME_ID, SIGEV_SIGNAL, SIG_DEAD, 100, 0, 0, 0);
 	make(T_C, CLOCK_THREAD_CPUTIME_ID, SIGEV_SIGNAL, SIG_DEAD, 0, 0, 0, 0);
@@ -407,6 +407,7 @@ int main(int argc, char **argv)
 		sigaction(s, &sa, NULL);
 	if (make_timers) {
 		pthread_t th;
+		pid_t doomed_tid = 0;
 
 		/* L first: the look at the clocks arms it before it meets the dead ones */
 		make(T_L, CLOCK_THREAD_CPUTIME_ID, SIGEV_SIGNAL, SIG_L, 0, 0, 7, 0);
@@ -415,10 +416,12 @@ int main(int argc, char **argv)
 		sigaddset(&blk, SIG_E);
 		sigaddset(&blk, SIG_G);
 		pthread_sigmask(SIG_BLOCK, &blk, NULL);
-		if (pthread_create(&th, NULL, doomed, NULL) || pthread_join(th, NULL)) {
+		if (pthread_create(&th, NULL, doomed, &doomed_tid) || pthread_join(th, NULL)) {
 			fprintf(stderr, "dead_clock: pthread_create failed\n");
 			return 2;
 		}
+		/* the timers' "before" below must be the dead clock's */
+		tst_thread_gone(doomed_tid);
 		/* E's queued signal delivered now, after its thread exited */
 		pthread_sigmask(SIG_UNBLOCK, &blk, NULL);
 		if (beyond)

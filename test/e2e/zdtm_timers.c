@@ -1011,6 +1011,7 @@ static int criu_role(const struct scenario *sc, const char *dir)
 		__atomic_store_n(&thread_exit[e], 1, __ATOMIC_RELEASE);
 		pthread_kill(threads[e], SIGALRM);
 		pthread_join(threads[e], NULL);
+		tst_thread_gone(tids[e]);	/* not in ROLE.tids */
 		/* What ptimer makes of a timer aimed at a thread that is gone. */
 		for (size_t i = 0; i < n; i++)
 			if (t[i].notify == SIGEV_THREAD_ID && t[i].thread == e) {

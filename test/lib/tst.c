@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +24,20 @@ static void (*t_sleep)(const struct timespec *ts);
 void tst_sleep_with(void (*fn)(const struct timespec *ts))
 {
 	t_sleep = fn;
+}
+
+void tst_thread_gone(int tid)
+{
+	struct timespec ts = { 0, 1000000L };
+
+	/* tgkill(2) answers ESRCH once the thread is unhashed (detach_pid) */
+	for (int i = 0; i < 10000; i++) {
+		if (syscall(SYS_tgkill, getpid(), tid, 0) && errno == ESRCH)
+			return;
+		nanosleep(&ts, NULL);
+	}
+	fprintf(stderr, "tst: thread %d still there 10 s after it returned\n", tid);
+	exit(2);
 }
 
 FILE *tst_out(FILE *f)

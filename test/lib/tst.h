@@ -23,6 +23,13 @@
  *   tst_wait_restored(POLL, S) tst_wait("restored", POLL, S); then, role
  *                              criu, the check lines go to DIR/criu.result;
  *                              false when it did not appear in time
+ *   tst_thread_gone(TID)       after pthread_join(): until the kernel has
+ *                              released thread TID (gettid() of it), up
+ *                              to 10 s; pthread_join returns at the
+ *                              thread's CLONE_CHILD_CLEARTID wake, before
+ *                              release_task() unhashes it, and until then
+ *                              /proc lists it and its CPU clock's timers
+ *                              still read as armed (exit 2 on timeout)
  *   tst_sleep_with(FN)         the 10 ms sleeps of tst_wait made by FN
  *                              (a program that checks its registers
  *                              across the wait: dead_clock.c)
@@ -48,6 +55,7 @@ void tst_ready(void);
 void tst_skip_all(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 bool tst_wait(const char *name, void (*poll)(void), int timeout_s);
 void tst_sleep_with(void (*fn)(const struct timespec *ts));
+void tst_thread_gone(int tid);
 FILE *tst_out(FILE *f);
 bool tst_wait_restored(void (*poll)(void), int timeout_s);
 void tst_check(bool ok, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
