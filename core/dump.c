@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/dump.h"
@@ -24,6 +25,7 @@
 #include "core/task.h"
 #include "core/timer_state.h"
 #include "core/util.h"
+#include "lib/procfs.h"
 #include "restorer/host/inject.h"
 
 /* CPUCLOCK_PID() of include/linux/posix-timers_types.h: pid 0 is "self". */
@@ -439,18 +441,74 @@ out:
 	return ret;
 }
 
+/* Is an SI_TIMER signal in tid's queue (shared: its process's)? */
+static int timer_signal_queued(pid_t tid, bool shared, bool *yes, struct ptimer_err *err)
+{
+	siginfo_t *si;
+	size_t got;
+	int ret = ptimer_sigqueue_peek(tid, shared, &si, &got);
+
+	*yes = false;
+	if (ret)
+		return ptimer_errf(err, -ret, "reading the %s signal queue of thread %d (PTRACE_PEEKSIGINFO): %s",
+				   shared ? "shared" : "private", tid, strerror(-ret));
+	for (size_t i = 0; i < got && !*yes; i++)
+		*yes = si[i].si_code == SI_TIMER;
+	free(si);
+	return 0;
+}
+
+int ptimer_timers_all_criu(const struct ptimer_task *t, bool *yes, struct ptimer_err *err)
+{
+	clockid_t process_clock = (clockid_t)((~(unsigned int)t->pid << 3) | 2u);	/* CPUCLOCK_SCHED */
+	unsigned long long runtime;
+	struct timespec ts;
+	bool queued;
+	int ret;
+
+	*yes = false;
+	if (t->vpid != t->pid || t->n_threads != 1 || t->tids[0] != t->pid)
+		return 0;
+	ret = ptimer_proc_runtime(t->pid, t->pid, &runtime);
+	if (ret == -ENOENT)
+		return ptimer_errf(err, ESRCH, "process %d has exited", t->pid);
+	if (ret)
+		return 0;	/* no schedstat: the timers are read */
+	if (clock_gettime(process_clock, &ts))
+		return errno == EINVAL ? ptimer_errf(err, ESRCH, "process %d has exited", t->pid) : 0;
+	if ((unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec != runtime)
+		return 0;	/* a thread ran and exited: which clock a timer measures needs the look */
+	ret = timer_signal_queued(t->pid, true, &queued, err);
+	if (!ret && !queued)
+		ret = timer_signal_queued(t->pid, false, &queued, err);
+	if (!ret)
+		*yes = !queued;
+	return ret;
+}
+
 int ptimer_dump_task_for_criu(struct ptimer_task *t, const struct ptimer_dump_opts *o, bool replace_dead_ok,
 			      struct ptimer_image *img, bool *criu_wrong, struct ptimer_err *err)
 {
 	struct ptimer_timer *timers = NULL, *orig = NULL, *sub = NULL;
-	bool changed = false, replaced = false, strict = o && o->strict;
+	bool changed = false, replaced = false, strict = o && o->strict, longer = false, all_criu = false;
 	bool *probe = NULL, *gone = NULL;
 	uint32_t n = 0, k = 0;
 	int ret;
 
 	memset(img, 0, sizeof(*img));
 	*criu_wrong = false;
-	ret = ptimer_proc_read_timers(t->pid, &timers, &n, err);
+	ret = ptimer_proc_read_timers_within(t->pid, PTIMER_DUMP_LEAN_BYTES, &timers, &n, &longer, err);
+	if (!ret && longer)
+		ret = ptimer_timers_all_criu(t, &all_criu, err);
+	if (!ret && longer && all_criu) {
+		img->version = PTIMER_IMG_VERSION;
+		img->pid = t->vpid;
+		img->state_in_core = 1;
+		img->timers_in_core = 1;
+		return 0;
+	}
+	if (!ret && longer)
+		ret = ptimer_proc_read_timers(t->pid, &timers, &n, err);
 	if (ret)
 		return ret;
 	if (n)

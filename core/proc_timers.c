@@ -209,15 +209,23 @@ fail:
 	return ret;
 }
 
-int ptimer_proc_read_timers(pid_t pid, struct ptimer_timer **out, uint32_t *n, struct ptimer_err *err)
+int ptimer_proc_read_timers_within(pid_t pid, size_t max, struct ptimer_timer **out, uint32_t *n, bool *longer,
+				   struct ptimer_err *err)
 {
 	char path[64];
 	size_t len = 0;
 	char *buf = NULL;
 	int ret;
 
+	*out = NULL;
+	*n = 0;
+	*longer = false;
 	snprintf(path, sizeof(path), "/proc/%d/timers", pid);
-	ret = ptimer_file_read(path, NULL, PROC_TIMERS_MAX, 0, &buf, &len, err);
+	ret = ptimer_file_read(path, NULL, max < PROC_TIMERS_MAX ? max : PROC_TIMERS_MAX, 0, &buf, &len, err);
+	if (ret == -EFBIG && max < PROC_TIMERS_MAX) {
+		*longer = true;
+		return 0;
+	}
 	if (ret == -ENOENT && access("/proc/self/timers", F_OK))
 		return ptimer_errf(err, ret, "%s: the kernel has no /proc/PID/timers "
 				   "(needs CONFIG_CHECKPOINT_RESTORE)", path);
@@ -226,5 +234,12 @@ int ptimer_proc_read_timers(pid_t pid, struct ptimer_timer **out, uint32_t *n, s
 	ret = ptimer_proc_parse_timers(buf, len, path, out, n, err);
 	free(buf);
 	return ret;
+}
+
+int ptimer_proc_read_timers(pid_t pid, struct ptimer_timer **out, uint32_t *n, struct ptimer_err *err)
+{
+	bool longer;
+
+	return ptimer_proc_read_timers_within(pid, PROC_TIMERS_MAX, out, n, &longer, err);
 }
 

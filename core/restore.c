@@ -1006,6 +1006,12 @@ int ptimer_restore(pid_t pid, const char *image_path, const struct ptimer_restor
 	ret = ptimer_image_read(image_path, &img, err);
 	if (ret)
 		return ret;
+	if (img.timers_in_core) {
+		ret = ptimer_errf(err, EINVAL, "%s lists no timers: the CRIU plugin left every one in criu's "
+				  "core-%d.img; restore the checkpoint with criu (and the plugin)", image_path, img.pid);
+		ptimer_image_free(&img);
+		return ret;
+	}
 	ret = ptimer_task_seize(&t, pid, err);
 	if (!ret) {
 		ret = ptimer_task_gone(pid, ptimer_restore_task(&t, &img, o, st, err),

@@ -108,7 +108,9 @@ int ptimer_verify_task(struct ptimer_task *t, const struct ptimer_image *img,
 
 /* ptimer_restore - the CLI's whole restore: read image_path, seize pid,
  * ptimer_restore_task, release.  Returns 0, the -errno of
- * ptimer_image_read (-ENOENT, -EINVAL, ...), of ptimer_task_seize (-EPERM,
+ * ptimer_image_read (-ENOENT, -EINVAL, ...), -EINVAL for the CRIU plugin's
+ * image that lists no timers (timers_in_core: they are in criu's core
+ * image, criu restores them), the -errno of ptimer_task_seize (-EPERM,
  * -ESRCH, -EBUSY, ...) or of ptimer_restore_task; err set. */
 int ptimer_restore(pid_t pid, const char *image_path, const struct ptimer_restore_opts *o,
 		   struct ptimer_restore_stats *st, struct ptimer_err *err);

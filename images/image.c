@@ -213,6 +213,8 @@ int ptimer_image_write_flags(const char *path, const struct ptimer_image *img, u
 	head.criu_mode = img->criu_mode;
 	head.has_state_in_core = img->state_in_core != 0;
 	head.state_in_core = img->state_in_core;
+	head.has_timers_in_core = true;
+	head.timers_in_core = img->timers_in_core;
 	head.has_n_pending = head.has_n_clock_tid = head.has_n_leader_aimed = true;
 	for (i = 0; i < img->n_timers; i++) {
 		head.n_leader_aimed += (img->timers[i].sigev_notify & PTIMER_SIGEV_THREAD_ID) &&
@@ -386,6 +388,7 @@ static int parse_head(const char *path, const uint8_t *buf, size_t size, size_t 
 	img->n_pending = img->counts_known ? head->n_pending : 0;
 	img->n_clock_tid = img->counts_known ? head->n_clock_tid : 0;
 	img->n_leader_aimed = head->has_n_leader_aimed ? head->n_leader_aimed : 0;
+	img->timers_in_core = head->has_timers_in_core ? head->timers_in_core : 0;
 	ret = threads_from_head(path, head, img, err);
 	ptimer_head__free_unpacked(head, NULL);
 	if (ret)

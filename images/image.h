@@ -81,6 +81,10 @@ struct ptimer_image {
 	/* read from the head: SIGEV_THREAD_ID timers aimed at the leader
 	   (notify_tid == pid); 0 when the image predates the count */
 	uint32_t n_leader_aimed;
+	/* 1: no timer listed here (n_timers 0): criu's core-<pid>.img holds
+	   every one whole, and none needs the dump's look (the CRIU plugin's
+	   image of a task with one thread, which never had another) */
+	uint32_t timers_in_core;
 	uint32_t n_threads;		/* 0: image without per-thread state */
 	struct ptimer_thread *threads;	/* malloc'ed, n_threads */
 };

@@ -98,6 +98,8 @@ int ptimer_image_to_json(const struct ptimer_image *img, FILE *out, struct ptime
 		json_object_object_add(root, "criu_mode", json_object_new_int64(img->criu_mode));
 	if (img->state_in_core)
 		json_object_object_add(root, "state_in_core", json_object_new_int64(img->state_in_core));
+	if (img->timers_in_core)
+		json_object_object_add(root, "timers_in_core", json_object_new_int64(img->timers_in_core));
 	for (i = 0; i < img->n_timers; i++)
 		json_object_array_add(timers, timer_to_json(&img->timers[i]));
 	json_object_object_add(root, "timers", timers);
@@ -506,6 +508,18 @@ static int parse_state_in_core(const struct jctx *c, json_object *v, struct ptim
 	return ret;
 }
 
+static int parse_timers_in_core(const struct jctx *c, json_object *v, struct ptimer_image *img)
+{
+	struct jwhere w = { .timer = -1 };
+	int64_t x;
+	int ret;
+
+	ret = get_integer(c, &w, "timers_in_core", v, 0, 1, &x);
+	if (!ret)
+		img->timers_in_core = (uint32_t)x;
+	return ret;
+}
+
 static int parse_timers(const struct jctx *c, json_object *v, struct ptimer_image *img)
 {
 	struct jwhere w = { .timer = -1 };
@@ -652,6 +666,7 @@ static const struct jsection top_keys[] = {
 	{ "pid", true, parse_pid },
 	{ "criu_mode", false, parse_criu_mode },
 	{ "state_in_core", false, parse_state_in_core },
+	{ "timers_in_core", false, parse_timers_in_core },
 	{ "timers", true, parse_timers },
 	{ "threads", false, parse_threads },
 };

@@ -142,9 +142,12 @@ void ptimer_image_show(const struct ptimer_image *img, FILE *out)
 
 	fprintf(out, "pid %" PRId32 ": %" PRIu32 " timer%s (image version %" PRIu32 ")\n",
 		img->pid, img->n_timers, img->n_timers == 1 ? "" : "s", img->version);
-	if (img->state_in_core)
+	if (img->state_in_core && !img->timers_in_core)
 		fprintf(out, "their value, interval and overrun: criu's, in core-%" PRId32 ".img (the CRIU plugin's "
 			"image; the columns below show 0)\n", img->pid);
+	if (img->timers_in_core)
+		fprintf(out, "its timers: criu's, all of them, in core-%" PRId32 ".img (one thread that never had "
+			"another: nothing of them needed the plugin's look)\n", img->pid);
 	if (img->n_threads)
 		show_threads(img, out);
 	if (!img->n_timers)

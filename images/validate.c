@@ -329,6 +329,11 @@ int ptimer_image_validate(const struct ptimer_image *img, const char *what, stru
 				   img->state_in_core > 1 ? "must be 0 or 1" : "without a criu_mode: only the "
 				   "CRIU plugin leaves the timers' state in criu's core image");
 	}
+	if (img->timers_in_core > 1 || (img->timers_in_core && (!img->state_in_core || img->n_timers))) {
+		return ptimer_errf(err, EINVAL, "%s: timers_in_core %" PRIu32 " %s", what, img->timers_in_core,
+				   img->timers_in_core > 1 ? "must be 0 or 1" : "needs state_in_core 1 and no timers "
+				   "listed: the timers are all in criu's core image");
+	}
 	if (img->n_timers > PTIMER_IMG_MAX_TIMERS) {
 		return ptimer_errf(err, EINVAL, "%s: n_timers %" PRIu32 " exceeds the limit %u",
 				   what, img->n_timers, PTIMER_IMG_MAX_TIMERS);

@@ -69,6 +69,26 @@ int ptimer_proc_status(pid_t pid, pid_t tid, const char *key, char *out, size_t 
 	return ret;
 }
 
+int ptimer_proc_runtime(pid_t pid, pid_t tid, unsigned long long *ns)
+{
+	unsigned long long wait;
+	unsigned long slices;
+	char path[96], *buf;
+	size_t len;
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
+	ret = read_small(path, &buf, &len);
+	if (ret)
+		return ret;
+	if (sscanf(buf, "%llu %llu %lu", ns, &wait, &slices) != 3)
+		ret = -EINVAL;
+	else if (!*ns && !wait && !slices)
+		ret = -ENODATA;
+	free(buf);
+	return ret;
+}
+
 int ptimer_proc_status_longs(pid_t pid, pid_t tid, const char *key, long *v, int max)
 {
 	char text[1024], *p, *stop;

@@ -62,6 +62,15 @@ struct ptimer_proc_stat {
 int ptimer_proc_stat(pid_t pid, pid_t tid, struct ptimer_proc_stat *st);
 
 /*
+ * ptimer_proc_runtime - the CPU time thread tid of process pid has run, in
+ * ns: the first field of /proc/PID/task/TID/schedstat, se.sum_exec_runtime
+ * (fs/proc/base.c proc_pid_schedstat()), exact for a thread that is not on
+ * a CPU (a stopped one).  Returns 0, -ENOENT (gone), -ENODATA (a kernel
+ * without CONFIG_SCHED_INFO, which prints "0 0 0"), -EINVAL, or -errno.
+ */
+int ptimer_proc_runtime(pid_t pid, pid_t tid, unsigned long long *ns);
+
+/*
  * ptimer_thread_exiting - whether thread tid of process pid (tid 0: the
  * process's leader) is gone or on its way out: no /proc entry, state Z or X,
  * PF_EXITING (set in do_exit(), kernel/exit.c), or SIGKILL pending for it or

@@ -406,7 +406,7 @@ static bool clock_timers(const struct ptimer_image *img)
 /* Anything for restore to do: timers, or a slice extension. */
 static bool worth_an_image(const struct ptimer_image *img)
 {
-	return img->n_timers || slice_to_restore(img);
+	return img->n_timers || img->timers_in_core || slice_to_restore(img);
 }
 
 static int write_image(struct ptimer_image *img, enum ptimer_criu_mode mode, struct ptimer_err *err)
@@ -621,7 +621,14 @@ static int ptimer_plugin_checkpoint(int pid)
 		drop_old_image(t.vpid);
 	if (!ret && worth_an_image(&img)) {
 		ret = write_image(&img, mode, &err);
-		if (!ret)
+		if (!ret && img.timers_in_core)
+			ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): its POSIX timers are all criu's: one thread, "
+				   "which never had another, nothing queued; ptimers-%d.img says so and lists none "
+				   "(%s)", t.pid, t.vpid, t.vpid, mode == PTIMER_CRIU_NATIVE ? "criu restores them, "
+				   "ptimer verifies" : mode == PTIMER_CRIU_AUTO ? "criu-mode auto: criu restores them "
+				   "where it makes exact IDs itself, else ptimer, from criu's core image" :
+				   "ptimer restores them, from criu's core image");
+		else if (!ret)
 			ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): %u POSIX timers saved to ptimers-%d.img (%s)",
 				   t.pid, t.vpid, img.n_timers, t.vpid,
 				   mode == PTIMER_CRIU_NATIVE ? "criu restores them, ptimer verifies" :
@@ -1043,6 +1050,32 @@ static int fill_state(struct ptimer_image *img, const struct ptimer_criu_core *c
 }
 
 /*
+ * The timers of an image that lists none (img->timers_in_core: the dump
+ * found them all criu's, ptimer_timers_all_criu) from criu's core image c,
+ * whole, sorted by ID, as ptimer's dump gives them: a notification that is
+ * no SIGEV_THREAD_ID one names the process (vpid).  The image must not be
+ * read again from file after: ptimer_image_free frees them.
+ */
+static int take_core_timers(struct ptimer_image *img, const struct ptimer_criu_core *c, pid_t vpid,
+			    struct ptimer_err *err)
+{
+	struct ptimer_timer *ct = NULL;
+	uint32_t nc = 0;
+	int ret = ptimer_criu_core_timers(c, &ct, &nc, err);
+
+	if (ret)
+		return ret;
+	for (uint32_t i = 0; i < nc; i++)
+		if (!(ct[i].sigev_notify & PTIMER_SIGEV_THREAD_ID))
+			ct[i].notify_tid = vpid;
+	if (nc)
+		qsort(ct, nc, sizeof(*ct), ptimer_timer_cmp_id);
+	img->timers = ct;
+	img->n_timers = nc;
+	return 0;
+}
+
+/*
  * One task's plan: who restores its timers, and what that needs of criu's
  * core image (read for the timing, stripped for ptimer to restore).
  */
@@ -1050,7 +1083,7 @@ static int plan_task(struct planned *p, const char *dir, bool exact, struct ptim
 {
 	struct ptimer_image *img = &p->img;
 	struct ptimer_criu_core *c = NULL;
-	bool need_state, strip;
+	bool need_state, strip, take;
 	int ret;
 
 	if (img->criu_mode == PTIMER_CRIU_NATIVE)
@@ -1075,9 +1108,13 @@ static int plan_task(struct planned *p, const char *dir, bool exact, struct ptim
 	need_state = img->state_in_core && img->n_timers &&
 		     (p->how != HOW_CRIU || ptimer_image_pending(img) || clock_timers(img));
 	strip = p->how == HOW_PTIMER && (img->state_in_core || img->criu_mode == PTIMER_CRIU_AUTO);
-	if (!need_state && !strip)
+	/* every timer criu's: ptimer restores or verifies them from there */
+	take = img->timers_in_core && p->how != HOW_CRIU;
+	if (!need_state && !strip && !take)
 		return 0;
 	ret = ptimer_criu_core_open(dir, p->vpid, &c, err);
+	if (!ret && take)
+		ret = take_core_timers(img, c, p->vpid, err);
 	if (!ret && need_state)
 		ret = fill_state(img, c, p->vpid, err);
 	if (!ret && strip && ptimer_criu_core_n_timers(c)) {
@@ -1422,8 +1459,12 @@ static int ptimer_plugin_resume_late(int pid)
 	    !clock_timers(&p->img) && !p->img.n_leader_aimed) {
 		/* criu made them with exact IDs (it checks each ID it gets:
 		 * criu/pie/restorer.c); nothing is ptimer's */
-		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): criu restored its %u POSIX timers (criu-mode auto)",
-			   pid, vpid, p->n_timers);
+		if (p->img.timers_in_core)
+			ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): criu restored its POSIX timers, all of them "
+				   "from its core image (criu-mode auto)", pid, vpid);
+		else
+			ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): criu restored its %u POSIX timers "
+				   "(criu-mode auto)", pid, vpid, p->n_timers);
 		return -ENOTSUP;
 	}
 	if (ptimer_fault("resume-late")) {

@@ -271,6 +271,54 @@ static size_t build_exited(struct xtimer *t)
 }
 
 /*
+ * lean: one thread with more timers than the CRIU plugin reads
+ * /proc/PID/timers for when criu's core image alone carries them (64 KiB
+ * of it, PTIMER_DUMP_LEAN_BYTES): every clock and notification a thread of
+ * its own can hold (its own CPU clock, the process's, SIGEV_THREAD_ID at
+ * itself, periodic ones), then 1,500 bulk timers.  None expires while the
+ * case runs: an expiry whose signal is queued when criu stops the task
+ * makes the plugin read every timer (case pending-expiry-many).
+ */
+#define LEAN_BULK	1500
+static size_t build_lean(struct xtimer *t)
+{
+	size_t n = 0;
+	int r = SIGRTMIN;
+
+	n = add(t, n, (struct xtimer){ .id = 0, .clock = CLOCK_MONOTONIC, .notify = SIGEV_SIGNAL,
+		.signo = r + 1, .sival = 0x1ea0, .value = SEC(1000), .interval = MS(100),
+		.what = "MONOTONIC signal periodic" });
+	n = add(t, n, (struct xtimer){ .id = 1, .clock = CLOCK_THREAD_CPUTIME_ID, .notify = SIGEV_SIGNAL,
+		.signo = r + 2, .sival = 0x1ea1, .value = SEC(1000), .what = "THREAD_CPUTIME signal" });
+	n = add(t, n, (struct xtimer){ .id = 2, .clock = CLOCK_PROCESS_CPUTIME_ID, .notify = SIGEV_NONE,
+		.sival = 0x1ea2, .value = SEC(1000), .interval = SEC(3), .what = "PROCESS_CPUTIME none" });
+	n = add(t, n, (struct xtimer){ .id = 3, .clock = CLOCK_SELF_CPU, .notify = SIGEV_SIGNAL,
+		.signo = r + 3, .sival = 0x1ea3, .value = SEC(1000), .what = "clock_getcpuclockid(getpid())" });
+	n = add(t, n, (struct xtimer){ .id = 4, .clock = CLOCK_BOOTTIME, .notify = SIGEV_THREAD_ID,
+		.signo = r + 4, .sival = 0x1ea4, .thread = 0, .value = SEC(1000), .interval = MS(150),
+		.what = "BOOTTIME thread_id->itself periodic" });
+	n = add(t, n, (struct xtimer){ .id = 5, .clock = CLOCK_REALTIME, .notify = SIGEV_THREAD_ID,
+		.signo = r + 5, .sival = 0x1ea5, .thread = 0, .what = "REALTIME thread_id->itself disarmed" });
+	for (size_t i = 0; i < LEAN_BULK; i++)
+		n = add(t, n, bulk_timer(i, (int32_t)n, true));
+	return n;
+}
+
+/*
+ * lean-exited: exited's timers, one aimed at a thread that exits, and the
+ * bulk of lean: a process that had another thread needs the plugin's look
+ * however many timers it holds.
+ */
+static size_t build_lean_exited(struct xtimer *t)
+{
+	size_t n = build_exited(t);
+
+	for (size_t i = 0; i < LEAN_BULK; i++)
+		n = add(t, n, bulk_timer(i, (int32_t)n, true));
+	return n;
+}
+
+/*
  * container: what test/containers/ runs as a container's pid 1 (built
  * static): five timers with IDs 0, 1, 100002, 100003, 100004 (the exact-ID
  * prctl) on REALTIME, MONOTONIC, BOOTTIME and PROCESS_CPUTIME, three of them
@@ -408,6 +456,8 @@ static const struct scenario scenarios[] = {
 	{ "sparse100k", 1, true, false, 0, false, build_sparse100k, 0 },
 	{ "exited", 2, false, false, 0, false, build_exited, 1 },
 	{ "fastperiodic", 1, false, false, 0, false, build_fastperiodic, 0 },
+	{ "lean", 1, false, false, 0, false, build_lean, 0 },
+	{ "lean-exited", 2, false, false, 0, false, build_lean_exited, 1 },
 	{ "container", 2, true, false, 0, false, build_container, 0 },
 	{ "container-bench", 2, true, false, 0, false, build_container_bench, 0 },
 	/* verify-only targets */

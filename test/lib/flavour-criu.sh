@@ -226,7 +226,7 @@ plugin_log() {
 		# exact-ID prctl restores what it saved right; the rest, and
 		# everything under 4.1, is ptimer's
 		auto_decision "$1" "$2" || return 1
-		if [ "$AUTO_EXACT" = yes ] && grep -q 'ptimer: .*criu restored its [0-9]* POSIX timers (criu-mode auto)' "$2/restore.log"; then
+		if [ "$AUTO_EXACT" = yes ] && grep -qE 'ptimer: .*criu restored its ([0-9]+ )?POSIX timers(, all of them from its core image)? \(criu-mode auto\)' "$2/restore.log"; then
 			pass "$1/criu-restored: $(grep -o 'ptimer: .*criu restored its.*' "$2/restore.log" | head -n1 | cut -c1-120)"
 			! grep -q 'ptimer: .*POSIX timers restored,' "$2/restore.log" || info "$1: some tasks taken over"
 		else

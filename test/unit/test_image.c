@@ -194,6 +194,7 @@ static void sample_image(struct ptimer_image *img, struct ptimer_timer *t)
 	img->pid = 123;
 	img->criu_mode = PTIMER_IMG_STANDALONE;
 	img->state_in_core = 0;
+	img->timers_in_core = 0;
 	img->n_timers = N_SAMPLE;
 	img->timers = t;
 	img->n_threads = 0;
@@ -359,6 +360,35 @@ static void test_round_trip(void)
 	CHECK("write/read: zero timers", ret == 0 && got.n_timers == 0 && got.pid == 123,
 	      "ret %d n_timers %u pid %d: %s", ret, got.n_timers, got.pid, err.msg);
 	ptimer_image_free(&got);
+
+	/* The plugin's image of a task whose timers are all criu's. */
+	img.criu_mode = PTIMER_IMG_CRIU_LAST;
+	img.state_in_core = 1;
+	img.timers_in_core = 1;
+	ret = ptimer_image_write(path, &img, &err);
+	ret = ret ? ret : ptimer_image_read(path, &got, &err);
+	CHECK("write/read: timers_in_core 1 kept", ret == 0 && got.timers_in_core == 1 && got.n_timers == 0 &&
+	      got.state_in_core == 1, "ret %d timers_in_core %u n %u: %s", ret, got.timers_in_core, got.n_timers,
+	      err.msg);
+	ptimer_image_free(&got);
+	img.state_in_core = 0;
+	ret = ptimer_image_write(path, &img, &err);
+	CHECK("write: timers_in_core without state_in_core refused", ret == -EINVAL &&
+	      strstr(err.msg, "timers_in_core"), "ret %d: %s", ret, err.msg);
+	img.state_in_core = 1;
+	img.n_timers = 1;
+	img.timers = calloc(1, sizeof(*img.timers));
+	img.timers[0].clock_id = 1;
+	img.timers[0].notify_tid = 123;
+	ret = ptimer_image_write(path, &img, &err);
+	CHECK("write: timers_in_core with timers listed refused", ret == -EINVAL &&
+	      strstr(err.msg, "no timers listed"), "ret %d: %s", ret, err.msg);
+	free(img.timers);
+	img.timers = NULL;
+	img.n_timers = 0;
+	img.timers_in_core = 0;
+	img.state_in_core = 0;
+	img.criu_mode = PTIMER_IMG_STANDALONE;
 }
 
 /*
@@ -857,6 +887,23 @@ static void test_json(void)
 		CHECK("json: 6 timers back", got.n_timers == N_SAMPLE, "n_timers %u", got.n_timers);
 		check_same_timers("json", &got, sample_timers, N_SAMPLE);
 		ptimer_image_free(&got);
+	}
+
+	/* The plugin's image whose timers are all criu's: the marks kept. */
+	{
+		struct ptimer_image lean = { .version = 1, .pid = 77, .criu_mode = PTIMER_IMG_CRIU_LAST,
+					     .state_in_core = 1, .timers_in_core = 1 };
+
+		snprintf(path, sizeof(path), "%s/lean.json", dir);
+		f = fopen(path, "w");
+		ret = ptimer_image_to_json(&lean, f, &err);
+		fclose(f);
+		ret = ret ? ret : ptimer_image_from_json(path, &got, &err);
+		CHECK("json: timers_in_core 1 back", ret == 0 && got.timers_in_core == 1 && got.state_in_core == 1 &&
+		      got.n_timers == 0 && got.criu_mode == PTIMER_IMG_CRIU_LAST, "ret %d timers_in_core %u: %s", ret,
+		      got.timers_in_core, err.msg);
+		if (!ret)
+			ptimer_image_free(&got);
 	}
 
 	/* Hand-written input, without the optional version. */

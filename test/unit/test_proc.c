@@ -7,12 +7,14 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/proc_timers.h"
+#include "lib/procfs.h"
 #include "test/unit/check.h"
 
 static int parse(const char *text, struct ptimer_timer **t, uint32_t *n, struct ptimer_err *err)
@@ -128,8 +130,54 @@ static void test_live(void)
 	CHECK("proc: nspid of self", ptimer_proc_nspid(getpid(), getpid()) > 0, "nspid failed");
 }
 
+/* The first max bytes, and no more: a longer file is only said to be. */
+static void test_within(void)
+{
+	struct ptimer_timer *t = (struct ptimer_timer *)&t;
+	struct ptimer_err err;
+	timer_t id[200];
+	uint32_t n = 7;
+	bool longer = false;
+	int r, made = 0;
+
+	for (; made < 200; made++)
+		if (timer_create(CLOCK_MONOTONIC, NULL, &id[made]))
+			break;
+	r = ptimer_proc_read_timers_within(getpid(), 4096, &t, &n, &longer, &err);
+	CHECK("proc: 200 timers within 4096 bytes: longer, nothing read", made == 200 && r == 0 && longer &&
+	      !t && n == 0, "made %d r=%d longer %d n=%u %s", made, r, longer, n, r ? err.msg : "");
+	r = ptimer_proc_read_timers_within(getpid(), 1u << 20, &t, &n, &longer, &err);
+	CHECK("proc: 200 timers within 1 MiB: all read", r == 0 && !longer && n == 200, "r=%d longer %d n=%u %s", r,
+	      longer, n, r ? err.msg : "");
+	free(t);
+	while (made > 0)
+		timer_delete(id[--made]);
+}
+
+/* A thread's run time (schedstat) against the process's CPU clock. */
+static void test_runtime(void)
+{
+	unsigned long long ns = 0;
+	struct timespec ts;
+	int r;
+
+	for (volatile long i = 0; i < 3000000; i++)
+		;
+	r = ptimer_proc_runtime(getpid(), getpid(), &ns);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	if (r == -ENODATA) {
+		SKIP("proc: runtime of self", "no CONFIG_SCHED_INFO: schedstat reads 0 0 0");
+		return;
+	}
+	CHECK("proc: runtime of self, within the process's CPU clock", r == 0 && ns > 0 &&
+	      ns <= (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec,
+	      "r=%d runtime %llu ns, clock %lld.%09ld", r, ns, (long long)ts.tv_sec, ts.tv_nsec);
+	r = ptimer_proc_runtime(getpid(), 999999999, &ns);
+	CHECK("proc: runtime of no such thread -ENOENT", r == -ENOENT, "r=%d", r);
+}
+
 int main(void)
 {
 	return CHECK_RUN(CHECK_TEST(test_formats), CHECK_TEST(test_malformed),
-	                 CHECK_TEST(test_live));
+	                 CHECK_TEST(test_live), CHECK_TEST(test_within), CHECK_TEST(test_runtime));
 }
