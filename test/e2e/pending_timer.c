@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * pending_timer ROLE DIR - timers whose signal is queued and not delivered
- * (blocked), for test/cases/pending-expiry.sh.
+ * pending_timer ROLE [many] DIR - timers whose signal is queued and not
+ * delivered (blocked), for test/cases/pending-expiry.sh; with many the
+ * setup and criu roles also hold 1,500 disarmed SIGEV_NONE timers, made
+ * after the four (case pending-expiry-many).
  *   setup: block SIGRTMIN..SIGRTMIN+2; a one-shot timer (SIGRTMIN,
  *     1 ms), a periodic one (SIGRTMIN+1, first after 2 ms, then every
  *     100 ms) and a periodic one aimed at the main thread (SIGEV_THREAD_ID,
@@ -28,12 +30,16 @@
  * Each writes DIR/ROLE.pid, then DIR/ROLE.ready.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "test/lib/tst.h"
+
+/* many: 64 KiB of /proc/PID/timers are about 900 timers */
+#define MANY	1500
 
 #ifndef sigev_notify_thread_id	/* glibc before 2.35 names it only this way */
 #define sigev_notify_thread_id _sigev_un._tid
@@ -57,13 +63,16 @@ int main(int argc, char **argv)
 	struct timespec end, now;
 	char path[4096];
 	sigset_t set;
+	bool many = argc == 4 && !strcmp(argv[2], "many");
+	const char *dir = argv[argc - 1];
 	FILE *f;
 
-	if (argc != 3 || (strcmp(argv[1], "setup") && strcmp(argv[1], "target") && strcmp(argv[1], "criu"))) {
-		fprintf(stderr, "usage: %s setup|target|criu DIR\n", argv[0]);
+	if ((argc != 3 && !many) ||
+	    (strcmp(argv[1], "setup") && strcmp(argv[1], "target") && strcmp(argv[1], "criu"))) {
+		fprintf(stderr, "usage: %s setup|target|criu [many] DIR\n", argv[0]);
 		return 2;
 	}
-	tst_init(argv[1], argv[2], "pending-expiry");
+	tst_init(argv[1], dir, "pending-expiry");
 	sigemptyset(&set);
 	sigaddset(&set, SIGRTMIN);
 	sigaddset(&set, SIGRTMIN + 1);
@@ -83,6 +92,17 @@ int main(int argc, char **argv)
 			perror("pending_timer: timer_create");
 			return 2;
 		}
+		/* many: more timers than the plugin reads when criu's core image
+		 * alone carries them; a queued expiry must still be seen */
+		for (int i = 0; many && i < MANY; i++) {
+			struct sigevent ev = { .sigev_notify = SIGEV_NONE };
+			timer_t x;
+
+			if (timer_create(CLOCK_MONOTONIC, &ev, &x)) {
+				perror("pending_timer: timer_create");
+				return 2;
+			}
+		}
 		nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
 		tst_put("ids", "%d %d %d %d\n", (int)(long)a, (int)(long)b, (int)(long)c, (int)(long)d);
 		tst_ready();
@@ -94,7 +114,7 @@ int main(int argc, char **argv)
 	}
 	/* role criu: the lines to DIR/criu.result */
 	tst_wait_restored(NULL, 0);
-	snprintf(path, sizeof(path), "%s/ids", argv[2]);
+	snprintf(path, sizeof(path), "%s/ids", dir);
 	f = fopen(path, "r");
 	if (!f || fscanf(f, "%d %d %d %d", &ids[0], &ids[1], &ids[2], &ids[3]) != 4)
 		return 2;
