@@ -1008,6 +1008,17 @@ static struct planned *planned_of(pid_t vpid)
 	return n_plan ? bsearch(&key, plan, n_plan, sizeof(*plan), cmp_vpid) : NULL;
 }
 
+/* criu's timers of core image c, sorted by ID (*out malloc'd, NULL: none). */
+static int core_timers_by_id(const struct ptimer_criu_core *c, struct ptimer_timer **out, uint32_t *n,
+			     struct ptimer_err *err)
+{
+	int ret = ptimer_criu_core_timers(c, out, n, err);
+
+	if (!ret && *n)
+		qsort(*out, *n, sizeof(**out), ptimer_timer_cmp_id);
+	return ret;
+}
+
 /*
  * The timing of img's timers from criu's core image c (by ID: the same
  * timers, the plugin saved its image while criu held the task stopped,
@@ -1020,12 +1031,10 @@ static int fill_state(struct ptimer_image *img, const struct ptimer_criu_core *c
 {
 	struct ptimer_timer *ct = NULL;
 	uint32_t nc = 0;
-	int ret = ptimer_criu_core_timers(c, &ct, &nc, err);
+	int ret = core_timers_by_id(c, &ct, &nc, err);
 
 	if (ret)
 		return ret;
-	if (nc)
-		qsort(ct, nc, sizeof(*ct), ptimer_timer_cmp_id);
 	if (nc != img->n_timers)
 		ret = ptimer_errf(err, EINVAL, "core-%d.img holds %u POSIX timers, ptimers-%d.img %u: they are not "
 				  "of the same dump; dump again", vpid, nc, vpid, img->n_timers);
@@ -1061,15 +1070,13 @@ static int take_core_timers(struct ptimer_image *img, const struct ptimer_criu_c
 {
 	struct ptimer_timer *ct = NULL;
 	uint32_t nc = 0;
-	int ret = ptimer_criu_core_timers(c, &ct, &nc, err);
+	int ret = core_timers_by_id(c, &ct, &nc, err);
 
 	if (ret)
 		return ret;
 	for (uint32_t i = 0; i < nc; i++)
 		if (!(ct[i].sigev_notify & PTIMER_SIGEV_THREAD_ID))
 			ct[i].notify_tid = vpid;
-	if (nc)
-		qsort(ct, nc, sizeof(*ct), ptimer_timer_cmp_id);
 	img->timers = ct;
 	img->n_timers = nc;
 	return 0;
