@@ -469,11 +469,14 @@ int ptimer_timers_all_criu(const struct ptimer_task *t, bool *yes, struct ptimer
 	*yes = false;
 	if (t->vpid != t->pid || t->n_threads != 1 || t->tids[0] != t->pid)
 		return 0;
+	ret = ptimer_proc_same_pidns(t->pid);
+	if (ret <= 0)
+		return ret == -ENOENT ? ptimer_errf(err, ESRCH, "process %d has exited", t->pid) : 0;
 	ret = ptimer_proc_runtime(t->pid, t->pid, &runtime);
-	if (ret == -ENOENT)
+	if (ret == -ENOENT && ptimer_proc_same_pidns(t->pid) == -ENOENT)
 		return ptimer_errf(err, ESRCH, "process %d has exited", t->pid);
 	if (ret)
-		return 0;	/* no schedstat: the timers are read */
+		return 0;	/* no schedstat (no CONFIG_SCHED_INFO): the timers are read */
 	if (clock_gettime(process_clock, &ts))
 		return errno == EINVAL ? ptimer_errf(err, ESRCH, "process %d has exited", t->pid) : 0;
 	if ((unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec != runtime)
@@ -498,7 +501,8 @@ int ptimer_dump_task_for_criu(struct ptimer_task *t, const struct ptimer_dump_op
 	memset(img, 0, sizeof(*img));
 	*criu_wrong = false;
 	ret = ptimer_proc_read_timers_within(t->pid, PTIMER_DUMP_LEAN_BYTES, &timers, &n, &longer, err);
-	if (!ret && longer)
+	/* strict refuses a timer on a gone clock: only the full read sees one */
+	if (!ret && longer && !strict)
 		ret = ptimer_timers_all_criu(t, &all_criu, err);
 	if (!ret && longer && all_criu) {
 		img->version = PTIMER_IMG_VERSION;

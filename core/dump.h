@@ -73,9 +73,9 @@ void ptimer_pending_drop_stale(struct ptimer_timer *tm);
  * it was on every failure (a timer already replaced stays replaced: it
  * could not fire either way).
  * img->timers sorted by timer_id; threads untouched.
- * A task whose /proc/PID/timers is longer than PTIMER_DUMP_LEAN_BYTES and
- * whose timers criu's core image alone carries right
- * (ptimer_timers_all_criu) is not read further: the image lists no timer,
+ * Without o->strict, a task whose /proc/PID/timers is longer than
+ * PTIMER_DUMP_LEAN_BYTES and whose timers criu's core image alone carries
+ * right (ptimer_timers_all_criu) is not read further: the image lists no timer,
  * img->timers_in_core = 1, and the task is not touched.  That read costs
  * the kernel a walk of the timer list per 4 KiB page (quadratic: about
  * 75 ms for 20,000 timers), and criu reads the file again right after.
@@ -95,8 +95,9 @@ int ptimer_dump_task_for_criu(struct ptimer_task *t, const struct ptimer_dump_op
 /*
  * ptimer_timers_all_criu - can criu's core image alone carry every timer of
  * t (every thread stopped by criu), however they are set?  *yes when:
- * t runs in the dumper's pid namespace (vpid == pid: no timer is aimed at
- * a leader whose tid criu cannot save, criu/timer.c); its one thread is its
+ * t runs in the dumper's pid namespace (/proc/PID/ns/pid: no timer is
+ * aimed at a leader whose tid criu cannot save, criu/timer.c); its one
+ * thread is its
  * leader, and no other thread ever ran in it (the process's CPU clock,
  * clock_gettime(MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)), equals the
  * leader's sum_exec_runtime in /proc/PID/task/PID/schedstat: an exited
@@ -106,8 +107,12 @@ int ptimer_dump_task_for_criu(struct ptimer_task *t, const struct ptimer_dump_op
  * timer is aimed at it); and no SI_TIMER signal is queued (the leader's
  * queue and the process's, PTRACE_PEEKSIGINFO).  What is left that criu
  * cannot restore (a timer on the CPU clock of a process that has exited)
- * criu alone cannot either.  Returns 0, or -errno with err set (-ESRCH:
- * the task is gone).
+ * criu alone cannot either.  It assumes an exited thread ran for at least
+ * a nanosecond by sched_clock(), true wherever sched_clock() is the TSC
+ * or the arch timer (x86_64, aarch64); on a jiffies sched_clock() a thread
+ * that lived less than a tick could pass unseen.  A kernel without
+ * CONFIG_SCHED_INFO (no schedstat) gives *yes false.  Returns 0, or -errno
+ * with err set (-ESRCH: the task is gone).
  */
 int ptimer_timers_all_criu(const struct ptimer_task *t, bool *yes, struct ptimer_err *err);
 

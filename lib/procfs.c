@@ -89,6 +89,17 @@ int ptimer_proc_runtime(pid_t pid, pid_t tid, unsigned long long *ns)
 	return ret;
 }
 
+int ptimer_proc_same_pidns(pid_t pid)
+{
+	struct stat a, b;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
+	if (stat(path, &a) || stat("/proc/self/ns/pid", &b))
+		return -errno;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int ptimer_proc_status_longs(pid_t pid, pid_t tid, const char *key, long *v, int max)
 {
 	char text[1024], *p, *stop;

@@ -65,10 +65,21 @@ int ptimer_proc_stat(pid_t pid, pid_t tid, struct ptimer_proc_stat *st);
  * ptimer_proc_runtime - the CPU time thread tid of process pid has run, in
  * ns: the first field of /proc/PID/task/TID/schedstat, se.sum_exec_runtime
  * (fs/proc/base.c proc_pid_schedstat()), exact for a thread that is not on
- * a CPU (a stopped one).  Returns 0, -ENOENT (gone), -ENODATA (a kernel
- * without CONFIG_SCHED_INFO, which prints "0 0 0"), -EINVAL, or -errno.
+ * a CPU (a stopped one).  Returns 0; -ENOENT when the thread is gone or
+ * the kernel has no CONFIG_SCHED_INFO (no schedstat file, Linux 5.14+;
+ * whether /proc/PID is there tells them apart); -ENODATA for a kernel
+ * before 5.14 that prints "0 0 0" (sched_info_on() false); -EINVAL; or
+ * -errno.
  */
 int ptimer_proc_runtime(pid_t pid, pid_t tid, unsigned long long *ns);
+
+/*
+ * ptimer_proc_same_pidns - is process pid in the caller's pid namespace
+ * (/proc/PID/ns/pid and /proc/self/ns/pid the same inode)?  Numbers alone
+ * cannot tell: a pid namespace's pid N may be its host pid N too.
+ * Returns 1, 0, or -errno (-ENOENT: gone).
+ */
+int ptimer_proc_same_pidns(pid_t pid);
 
 /*
  * ptimer_thread_exiting - whether thread tid of process pid (tid 0: the

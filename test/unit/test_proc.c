@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/proc_timers.h"
@@ -176,8 +178,60 @@ static void test_runtime(void)
 	CHECK("proc: runtime of no such thread -ENOENT", r == -ENOENT, "r=%d", r);
 }
 
+/* ptimer_proc_same_pidns of a child made in a new pid namespace, or -EPERM. */
+static int in_new_pidns(void)
+{
+	int fd[2], st, r = -EPERM;
+	pid_t mid, inner = 0;
+
+	if (pipe(fd))
+		return -errno;
+	mid = fork();
+	if (mid == 0) {
+		pid_t c;
+
+		close(fd[0]);
+		if (unshare(CLONE_NEWPID))
+			_exit(3);
+		c = fork();
+		if (c == 0) {
+			pause();
+			_exit(0);
+		}
+		if (write(fd[1], &c, sizeof(c)) != sizeof(c))
+			_exit(2);
+		waitpid(c, NULL, 0);
+		_exit(0);
+	}
+	close(fd[1]);
+	if (mid > 0 && read(fd[0], &inner, sizeof(inner)) == sizeof(inner) && inner > 0) {
+		r = ptimer_proc_same_pidns(inner);
+		kill(inner, SIGKILL);
+	}
+	close(fd[0]);
+	if (mid > 0)
+		waitpid(mid, &st, 0);
+	return r;
+}
+
+/* The pid namespace by its inode, not by numbers. */
+static void test_same_pidns(void)
+{
+	int r = ptimer_proc_same_pidns(getpid());
+
+	CHECK("proc: self in the caller's pid namespace", r == 1, "r=%d", r);
+	r = ptimer_proc_same_pidns(999999999);
+	CHECK("proc: pid namespace of no such process -ENOENT", r == -ENOENT, "r=%d", r);
+	r = in_new_pidns();
+	if (r == -EPERM)
+		SKIP("proc: a process in a new pid namespace", "unshare(CLONE_NEWPID) not permitted here");
+	else
+		CHECK("proc: a process in a new pid namespace is not in the caller's", r == 0, "r=%d", r);
+}
+
 int main(void)
 {
 	return CHECK_RUN(CHECK_TEST(test_formats), CHECK_TEST(test_malformed),
-	                 CHECK_TEST(test_live), CHECK_TEST(test_within), CHECK_TEST(test_runtime));
+	                 CHECK_TEST(test_live), CHECK_TEST(test_within), CHECK_TEST(test_runtime),
+	                 CHECK_TEST(test_same_pidns));
 }
