@@ -100,7 +100,7 @@ static int translate_notify(struct ptimer_task *t, struct ptimer_timer *tm, bool
 		 * the clock's task counts as gone, below, or, for criu, the
 		 * kernel tells (CLOCK_PROBE).
 		 */
-		pid_t tgid = t->vpid == t->pid ? ptimer_proc_tgid(cpu_pid) : 0;
+		pid_t tgid = !t->other_pidns ? ptimer_proc_tgid(cpu_pid) : 0;
 
 		if (tgid > 0 && tgid != t->pid) {
 			if (for_criu)
@@ -110,7 +110,7 @@ static int translate_notify(struct ptimer_task *t, struct ptimer_timer *tm, bool
 					   "process's own threads: delete that timer (or dump both as one process "
 					   "tree with criu) and try again", t->pid, tm->timer_id, cpu_pid, tgid);
 		}
-		if (for_criu && t->vpid != t->pid) {
+		if (for_criu && t->other_pidns) {
 			*fate = CLOCK_PROBE;
 			return 0;
 		}
@@ -467,11 +467,8 @@ int ptimer_timers_all_criu(const struct ptimer_task *t, bool *yes, struct ptimer
 	int ret;
 
 	*yes = false;
-	if (t->vpid != t->pid || t->n_threads != 1 || t->tids[0] != t->pid)
+	if (t->other_pidns || t->n_threads != 1 || t->tids[0] != t->pid || ptimer_proc_same_pidns(t->pid) != 1)
 		return 0;
-	ret = ptimer_proc_same_pidns(t->pid);
-	if (ret <= 0)
-		return ret == -ENOENT ? ptimer_errf(err, ESRCH, "process %d has exited", t->pid) : 0;
 	ret = ptimer_proc_runtime(t->pid, t->pid, &runtime);
 	if (ret == -ENOENT && ptimer_proc_same_pidns(t->pid) == -ENOENT)
 		return ptimer_errf(err, ESRCH, "process %d has exited", t->pid);

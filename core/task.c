@@ -20,6 +20,7 @@
 #include "core/caps.h"
 #include "core/log.h"
 #include "core/proc_timers.h"
+#include "lib/procfs.h"
 #include "restorer/host/inject.h"
 
 #define SEIZE_PASSES	64	/* new threads keep appearing: give up after this */
@@ -155,6 +156,7 @@ static int task_fill_vtids(struct ptimer_task *t, struct ptimer_err *err)
 		t->vtids[i] = v;
 	}
 	t->vpid = t->vtids[0];
+	t->other_pidns = t->vpid != t->pid || ptimer_proc_same_pidns(t->pid) == 0;
 	return 0;
 }
 

@@ -14,6 +14,10 @@
 struct ptimer_task {
 	pid_t pid;		/* host pid (tgid) */
 	pid_t vpid;		/* pid in its own pid namespace */
+	bool other_pidns;	/* in a pid namespace other than ptimer's (the
+				   caller's): vpid != pid, or /proc/PID/ns/pid
+				   another one (a namespace's pid can equal the
+				   host's) */
 	int n_threads;
 	pid_t *tids;		/* host tids, leader first */
 	pid_t *vtids;		/* the same, in the process's own namespace */

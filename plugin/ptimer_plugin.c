@@ -438,7 +438,7 @@ static void drop_old_image(pid_t vpid)
 /* Is the timer aimed at the leader of a task in a pid namespace? */
 static bool at_ns_leader(const struct ptimer_task *t, const struct ptimer_timer *tm)
 {
-	return (tm->sigev_notify & PTIMER_SIGEV_THREAD_ID) && tm->notify_tid == t->vpid && t->vpid != t->pid;
+	return (tm->sigev_notify & PTIMER_SIGEV_THREAD_ID) && tm->notify_tid == t->vpid && t->other_pidns;
 }
 
 /*
