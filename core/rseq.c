@@ -14,9 +14,14 @@
  *    request at 28, byte granted at 29).  A grant belongs to the moment of
  *    the checkpoint: the kernel kills a thread it finds with granted set but
  *    no grant of its own, so restore clears it and keeps request.
- * No kernel available today can grant an extension (7.x wants an "rseq ABI
- * v2" registration no kernel implements): the enabled path is exercised
- * against test/unit/simkernel.c only.
+ * Only a kernel built with CONFIG_RSEQ_SLICE_EXTENSION grants extensions
+ * (Debian's do not), and only to threads registered in "v2" mode: rseq(2)
+ * with at least getauxval(AT_RSEQ_FEATURE_SIZE) bytes (33 on 7.x) aligned
+ * on AT_RSEQ_ALIGN (kernel/rseq.c rseq_register); a 32-byte registration
+ * (glibc 2.35-2.39) answers ENOTSUPP to SET.  test/qemu/slice-kernel.sh
+ * builds such a kernel and the slice-grants case runs on it; the paths no
+ * kernel takes on demand (a grant held at the dump, a SET that fails after
+ * a probe that passed) are test/unit/simkernel.c's.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -58,6 +58,15 @@ drive:sparse100k:criu-takeover drive:auto-fallback:criu
 drive:mix:criu drive:mix:criu-takeover drive:threads:criu drive:threads:criu-pidns
 drive:exited:criu drive:exited-alone:criu drive:no-plugin-restore:criu
 drive:mix:criu-native drive:pending-expiry:criu drive:pending-expiry:criu-alone} ;;
+amd64-slice)
+	# the rseq time-slice rounds, on the kernel built with
+	# CONFIG_RSEQ_SLICE_EXTENSION (test/qemu/slice-kernel.sh), booted
+	# with rseq_debug=1 (the kernel checks slice_ctrl at syscall entry)
+	B=${3:-$top/build}
+	NAME=criu-$SUITE-slice ROOTSET=guest ELF=X86-64 QEMU=qemu-system-x86_64
+	TO=${PTIMER_CRIU_SLICE_TIMEOUT:-900} FAULT=${PTIMER_SLICE_CRIU_FAULT:-}
+	MAKEARCH=()
+	CASES=${PTIMER_CRIU_SLICE_CASES:-drive:slice-grants:criu drive:slice-grants:criu-alone drive:threads:criu} ;;
 amd64)
 	B=${3:-$top/build}
 	NAME=criu-$SUITE-guest ROOTSET=guest ELF=X86-64 QEMU=qemu-system-x86_64
@@ -68,7 +77,7 @@ amd64)
 	CASES=${PTIMER_CRIU_GUEST_CASES:-$(unset PTIMER_CASES && DRIVE_CASES=$top/test/cases && . "$top/test/lib/driver.sh" &&
 		drive_words criu-lazy criu-lazy-alone criu-predump criu-predump-alone)} ;;
 *)
-	echo "usage: guest.sh arm64|amd64 trixie|sid [BUILD]" >&2
+	echo "usage: guest.sh arm64|amd64|amd64-slice trixie|sid [BUILD]" >&2
 	exit 2 ;;
 esac
 case $SUITE in
@@ -114,9 +123,18 @@ trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP
 
 # ---- the kernel --------------------------------------------------------------
+KARGS=
 if [ "$ARCH" = arm64 ] && [ -n "${PTIMER_ARM64_KERNEL:-}" ]; then
 	kernel=$PTIMER_ARM64_KERNEL
 	krel="$(basename "$kernel") (PTIMER_ARM64_KERNEL)"
+elif [ "$ARCH" = amd64-slice ]; then
+	kernel=$(bash "$top/test/qemu/slice-kernel.sh" 2>"$TMP/kernel.err")
+	if [ $? -ne 0 ] || [ ! -s "$kernel" ]; then
+		fail "$NAME" "cannot build the slice kernel: $(tail -n 1 "$TMP/kernel.err")"
+		finish
+	fi
+	krel="$(sed -n 's/^release=//p' "$(dirname "$kernel")/stamp" 2>/dev/null) (CONFIG_RSEQ_SLICE_EXTENSION=y)"
+	KARGS=" rseq_debug=1"
 else
 	kernel=$(bash "$top/test/qemu/kernels.sh" sid "$ARCH" 2>"$TMP/kernel.err")
 	rc=$?
@@ -227,7 +245,7 @@ else
 	timeout -k 10 "$TO" qemu-system-x86_64 -accel tcg -cpu max -m 2048 -smp 1 \
 		-nographic -no-reboot -monitor none -serial stdio -display none -nic none \
 		-kernel "$kernel" -initrd "$TMP/initrd" \
-		-append "console=ttyS0 no_timer_check quiet loglevel=1 panic=-1 rdinit=/init" \
+		-append "console=ttyS0 no_timer_check quiet loglevel=1 panic=-1 rdinit=/init$KARGS" \
 		</dev/null >"$log.raw" 2>&1
 fi
 rc=$?

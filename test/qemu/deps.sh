@@ -5,11 +5,13 @@
 # host, when missing: qemu-system-x86 (qemu-system-x86_64, TCG),
 # qemu-system-arm (qemu-system-aarch64, for the arm64 guests), busybox-static
 # (the x86_64 guests' shell and tools; the arm64 busybox is fetched, not
-# installed: test/qemu/busybox.sh), cpio (the initramfs).  Root only; without
-# root it names what is missing and exits 1.  Prints one "# deps: ..." line.
+# installed: test/qemu/busybox.sh), cpio (the initramfs), and the tools
+# that build the slice kernel from source (test/qemu/slice-kernel.sh: gcc,
+# make, bison, flex, bc, libelf-dev, libssl-dev, xz-utils).  Root only;
+# without root it names what is missing and exits 1.  Prints one "# deps: ..." line.
 # --list: print the package names only (scripts/deps.sh, `make deps`).
 set -u
-PKGS="qemu-system-x86 qemu-system-arm busybox-static cpio"
+PKGS="qemu-system-x86 qemu-system-arm busybox-static cpio gcc make bison flex bc libelf-dev libssl-dev xz-utils"
 if [ "${1:-}" = --list ]; then
 	echo "$PKGS"
 	exit 0

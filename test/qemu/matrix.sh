@@ -3,7 +3,9 @@
 #
 # test/qemu/matrix.sh [BUILD [ARCH]] - ptimer's end-to-end suite inside
 # Debian's kernels, each booted under qemu (TCG: KVM does not work on these
-# machines): bookworm's 6.1, trixie's 6.12 and sid's newest (7.x).  ARCH is
+# machines): bookworm's 6.1, trixie's 6.12 and sid's newest (7.x), and
+# sid's source built with rseq time-slice extensions ("slice",
+# test/qemu/slice-kernel.sh; amd64 only: "7.2-slice").  ARCH is
 # amd64 (the default: the cloud kernels, qemu-system-x86_64) or arm64
 # (linux-image-arm64, qemu-system-aarch64 -M virt; BUILD holds ptimer and
 # the test programs cross-built for aarch64, build-arm64 from
@@ -40,7 +42,8 @@
 # Guest logs: BUILD/qemu/logs/SUITE.log.
 #
 # Environment:
-#   PTIMER_MATRIX_SUITES   suites to boot (default "bookworm trixie sid")
+#   PTIMER_MATRIX_SUITES   suites to boot (default "bookworm trixie sid
+#                          slice"; arm64 without slice)
 #   PTIMER_MATRIX_TIMEOUT  seconds one guest may take, boot to power-off
 #                          (240 amd64, 600 arm64)
 #   PTIMER_MATRIX_JOBS     guests at once (1; each takes one host core)
@@ -53,7 +56,10 @@ set -u
 BUILD=${1:-build}
 ARCH=${2:-amd64}
 HERE=$(cd "$(dirname "$0")" && pwd)
-SUITES=${PTIMER_MATRIX_SUITES:-bookworm trixie sid}
+# slice: sid's kernel source built with CONFIG_RSEQ_SLICE_EXTENSION
+# (test/qemu/slice-kernel.sh), amd64 only
+SUITES=${PTIMER_MATRIX_SUITES:-bookworm trixie sid slice}
+[ "$ARCH" = arm64 ] && SUITES=${PTIMER_MATRIX_SUITES:-bookworm trixie sid}
 JOBS=${PTIMER_MATRIX_JOBS:-1}
 SPARSE=${PTIMER_MATRIX_SPARSE:-100000}
 case $ARCH in
@@ -114,15 +120,25 @@ echo "# matrix: $ARCH initramfs $Q/initramfs.cpio.gz ($(du -k "$Q/initramfs.cpio
 boot() {
 	local s=$1 log=$Q/logs/$1 kernel rc t0 t1
 	rm -f "$log".*
-	kernel=$(bash "$HERE/kernels.sh" "$s" "$ARCH" 2>"$log.fetch")
-	rc=$?
+	local extra=
+	if [ "$s" = slice ]; then
+		# built, not fetched: the first run builds it (test/qemu/slice-kernel.sh);
+		# rseq_debug=1: the kernel checks slice_ctrl at every syscall entry
+		# of a granted thread and kills one it finds inconsistent
+		kernel=$(bash "$HERE/slice-kernel.sh" 2>"$log.fetch")
+		rc=$?
+		extra=" rseq_debug=1"
+	else
+		kernel=$(bash "$HERE/kernels.sh" "$s" "$ARCH" 2>"$log.fetch")
+		rc=$?
+	fi
 	if [ "$rc" -ne 0 ]; then
 		# a kernel the matrix could not fetch is an environment not built: a FAIL
-		echo "fail cannot fetch the kernel: $(tail -1 "$log.fetch")" >"$log.status"
+		echo "fail cannot $([ "$s" = slice ] && echo build || echo fetch) the kernel: $(tail -1 "$log.fetch")" >"$log.status"
 		return
 	fi
 	t0=$(now)
-	local args="quiet loglevel=1 panic=-1 ptimer.sparse=$SPARSE ptimer.far=$FAR"
+	local args="quiet loglevel=1 panic=-1 ptimer.sparse=$SPARSE ptimer.far=$FAR$extra"
 	if [ "$ARCH" = amd64 ]; then
 		# no_timer_check: a busy host makes TCG too slow for the kernel's
 		# IO-APIC timer check, and 6.1 then panics at boot ("IO-APIC +
@@ -178,7 +194,9 @@ wait
 kname() {
 	local st=${PTIMER_KERNEL_CACHE:-${PTIMER_TEST_CACHE:-/var/cache/ptimer-test}/kernels}/$1$KSUF/stamp r
 	r=$(sed -n 's/^release=//p' "$st" 2>/dev/null)
-	if [ -n "$r" ]; then echo "$r" | awk -v p="$PFX" -F. '{ sub(/[^0-9].*/, "", $2); print p $1 "." $2 }'; else echo "$PFX$1"; fi
+	local sfx=
+	[ "$1" = slice ] && sfx=-slice
+	if [ -n "$r" ]; then echo "$r" | awk -v p="$PFX" -v s="$sfx" -F. '{ sub(/[^0-9].*/, "", $2); print p $1 "." $2 s }'; else echo "$PFX$1"; fi
 }
 stampval() { sed -n "s/^$2=//p" "${PTIMER_KERNEL_CACHE:-${PTIMER_TEST_CACHE:-/var/cache/ptimer-test}/kernels}/$1$KSUF/stamp" 2>/dev/null; }
 

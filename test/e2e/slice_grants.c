@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: MIT
+/*
+ * slice_grants ROLE DIR - rseq time-slice extensions in use, for the
+ * slice-grants case (test/cases/slice-grants): threads that ask the kernel
+ * for an extension around a critical section, under CPU contention, and
+ * count what they are granted, before a checkpoint and after the restore.
+ *
+ * The threads, in this order (the roles of a fresh process map onto them
+ * in the same order, test/lib/driver.sh tidmap):
+ *   0 leader  glibc's own registration, left as glibc made it; coordinates
+ *   1 prctl   its own struct rseq of getauxval(AT_RSEQ_FEATURE_SIZE) bytes
+ *             (33 on 7.x) aligned on AT_RSEQ_ALIGN, glibc's unregistered
+ *             first (the kernel grants extensions only to such "v2"
+ *             registrations: kernel/rseq.c rseq_register, 7.0+), enabled
+ *             by prctl(PR_RSEQ_SLICE_EXTENSION, SET, ENABLE)
+ *   2 flag    the same, enabled by registering with
+ *             RSEQ_FLAG_SLICE_EXT_DEFAULT_ON
+ *   3 off     the same registration, extensions left disabled: it asks
+ *             and must never be granted
+ *   4 hog     glibc's registration, spins: with the three above, more
+ *             busy threads than CPUs, so the tick has someone to preempt
+ *             for (a guest of the matrix has one vCPU)
+ * Threads 1-3 loop over a critical section the way
+ * Documentation/userspace-api/rseq.rst shows it: slice_ctrl.request = 1,
+ * the section (it writes a sequence number into 8 words, spins, and reads
+ * them back: a section found torn is "lost"), request = 0, and when
+ * slice_ctrl.granted is set a grant is counted and rseq_slice_yield(2)
+ * (syscall 471) gives the CPU back.
+ *
+ * Roles (test/lib/tst.h protocol):
+ *   setup  threads 1 and 2 enabled; measures grants per second for
+ *          PERIOD s, writes DIR/slice-state (what each thread's
+ *          registration and slice state are) and its rates, then ready
+ *   verify a fresh process: the same threads, every registration made
+ *          without enabling anything; after DIR/restored (ptimer restore of
+ *          setup's image) checks each thread against DIR/slice-state and
+ *          grants against setup's rates
+ *   criu   setup, then, once DIR/restored appears (criu dumped and
+ *          restored this process), the same checks in this process
+ *          against its own state before the dump
+ * Checks (tag slice-grants): slice-grants-before-dump (threads 1 and 2
+ * granted, 3 never), registration-as-dumped (each thread's rseq(2) area:
+ * re-registering the same pointer, length and signature answers EBUSY),
+ * slice-state-as-dumped (prctl GET and the kernel-written flags bits
+ * AVAILABLE/ENABLED per thread), slice-grants-after-restore (threads 1
+ * and 2 granted at least half as often per second as before, 3 never),
+ * critical-sections-lost-0, sections-run-after-restore (every section
+ * thread made progress).  "#" notes give the counts and rates.
+ * Exits 4 (a SKIP) before ready when the kernel cannot grant extensions,
+ * with the kernel's answer.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+#include <sys/rseq.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test/lib/tst.h"
+
+/* uapi/linux/auxvec.h, uapi/linux/prctl.h, uapi/linux/rseq.h (Linux 7.0) */
+#define AT_RSEQ_FEATURE_SIZE_		27
+#define AT_RSEQ_ALIGN_			28
+#define PR_RSEQ_SLICE_EXTENSION_	79
+#define PR_RSEQ_SLICE_EXTENSION_GET_	1
+#define PR_RSEQ_SLICE_EXTENSION_SET_	2
+#define PR_RSEQ_SLICE_EXT_ENABLE_	1
+#define RSEQ_FLAG_SLICE_EXT_DEFAULT_ON_	(1 << 1)
+#define RSEQ_FLAG_UNREGISTER_		(1 << 0)
+#define SLICE_EXT_AVAILABLE		(1U << 4)	/* struct rseq.flags, kernel-written */
+#define SLICE_EXT_ENABLED		(1U << 5)
+#define NR_rseq_slice_yield		471		/* every architecture (asm-generic table) */
+#define ENOTSUPP_			524
+
+/* struct rseq of uapi/linux/rseq.h, 7.0: slice_ctrl at 28, end at 33 */
+struct rseq_v2 {
+	uint32_t cpu_id_start;
+	uint32_t cpu_id;
+	uint64_t rseq_cs;
+	uint32_t flags;
+	uint32_t node_id;
+	uint32_t mm_cid;
+	volatile uint8_t request;	/* slice_ctrl: set by user space */
+	volatile uint8_t granted;	/* set by the kernel only */
+	uint16_t reserved;
+	uint8_t end;
+};
+
+enum { LEADER, PRCTL, FLAG, OFF, HOG, NT };
+static const char *const role_name[NT] = { "leader", "prctl", "flag", "off", "hog" };
+#define PERIOD_NS	1500000000L	/* one measurement window */
+#define WORDS		8
+
+struct th {
+	pthread_t pt;
+	struct rseq_v2 *rs;		/* own registration (PRCTL, FLAG, OFF); else glibc's area */
+	uint32_t len;			/* the registered length */
+	int tid;
+	int start_err;			/* a failure while registering: -errno */
+	const char *start_what;
+	/* counters the thread writes, the leader reads */
+	_Atomic unsigned long sections, grants, yields, torn;
+	/* a self-report the leader asks for (ask != done) */
+	_Atomic int ask, done;
+	int get;			/* prctl GET: 1, 0, or -errno */
+	int rereg;			/* rseq() of the same area again: -EBUSY is "the same" */
+	uint32_t flags;			/* struct rseq.flags & (AVAILABLE|ENABLED) */
+	uint64_t ptr;
+};
+
+static struct th T[NT];
+static bool enable;		/* setup and criu: threads PRCTL and FLAG enable */
+static uint32_t feature_size, align_to;
+static _Atomic int started;
+
+static long rseq_sys(void *p, uint32_t len, int flags, uint32_t sig)
+{
+	long r = syscall(__NR_rseq, p, len, flags, sig);
+
+	return r < 0 ? -errno : r;
+}
+
+static void *glibc_area(void)
+{
+	return (char *)__builtin_thread_pointer() + __rseq_offset;
+}
+
+/* The length glibc registered this thread's area with: the re-registration
+ * of the same pointer and length answers EBUSY (kernel/rseq.c
+ * rseq_reregister); a length that differs answers EINVAL. */
+static uint32_t glibc_len(void)
+{
+	uint32_t c[] = { __rseq_size, 32, feature_size, align_to };
+
+	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		if (c[i] >= 32 && rseq_sys(glibc_area(), c[i], 0, RSEQ_SIG) == -EBUSY)
+			return c[i];
+	return 0;
+}
+
+static void report(struct th *t)
+{
+	void *area = t->rs ? (void *)t->rs : glibc_area();
+
+	t->get = prctl(PR_RSEQ_SLICE_EXTENSION_, PR_RSEQ_SLICE_EXTENSION_GET_, 0, 0, 0);
+	if (t->get < 0)
+		t->get = -errno;
+	t->rereg = t->len ? (int)rseq_sys(area, t->len, 0, RSEQ_SIG) : 0;
+	t->flags = ((volatile struct rseq_v2 *)area)->flags & (SLICE_EXT_AVAILABLE | SLICE_EXT_ENABLED);
+	t->ptr = (uint64_t)(uintptr_t)area;
+	atomic_store(&t->done, atomic_load(&t->ask));
+}
+
+/* rseq(2) at feature_size bytes for this thread, glibc's dropped first. */
+static int register_own(struct th *t, int flags)
+{
+	uint32_t gl = glibc_len();
+	size_t sz = (feature_size + align_to - 1) / align_to * align_to;
+	long r;
+
+	if (gl && (r = rseq_sys(glibc_area(), gl, RSEQ_FLAG_UNREGISTER_, RSEQ_SIG))) {
+		t->start_what = "unregistering glibc's rseq area";
+		return (int)r;
+	}
+	if (posix_memalign((void **)&t->rs, align_to, sz)) {
+		t->start_what = "posix_memalign";
+		return -ENOMEM;
+	}
+	memset(t->rs, 0, sz);
+	t->len = feature_size;
+	r = rseq_sys(t->rs, t->len, flags, RSEQ_SIG);
+	if (r)
+		t->start_what = flags ? "rseq(RSEQ_FLAG_SLICE_EXT_DEFAULT_ON)" : "rseq()";
+	return (int)r;
+}
+
+static void *worker(void *arg)
+{
+	struct th *t = arg;
+	int idx = (int)(t - T), r = 0;
+	volatile unsigned long data[WORDS];
+
+	t->tid = gettid();
+	if (idx == HOG) {
+		t->len = glibc_len();
+	} else {
+		r = register_own(t, idx == FLAG && enable ? RSEQ_FLAG_SLICE_EXT_DEFAULT_ON_ : 0);
+		if (!r && idx == PRCTL && enable &&
+		    prctl(PR_RSEQ_SLICE_EXTENSION_, PR_RSEQ_SLICE_EXTENSION_SET_, PR_RSEQ_SLICE_EXT_ENABLE_, 0, 0)) {
+			r = -errno;
+			t->start_what = "prctl(PR_RSEQ_SLICE_EXTENSION, SET, ENABLE)";
+		}
+	}
+	t->start_err = r;
+	atomic_fetch_add(&started, 1);
+	if (r)
+		return NULL;
+	for (unsigned long seq = 1;; seq++) {
+		if (atomic_load_explicit(&t->ask, memory_order_relaxed) != atomic_load_explicit(&t->done, memory_order_relaxed))
+			report(t);
+		if (idx == HOG) {
+			for (volatile int i = 0; i < 200; i++)
+				;
+			continue;
+		}
+		t->rs->request = 1;
+		__asm__ __volatile__("" ::: "memory");
+		for (int i = 0; i < WORDS; i++)
+			data[i] = seq;
+		for (volatile int i = 0; i < 4; i++)
+			;
+		for (int i = 0; i < WORDS; i++)
+			if (data[i] != seq) {
+				atomic_fetch_add_explicit(&t->torn, 1, memory_order_relaxed);
+				break;
+			}
+		__asm__ __volatile__("" ::: "memory");
+		t->rs->request = 0;
+		atomic_fetch_add_explicit(&t->sections, 1, memory_order_relaxed);
+		if (t->rs->granted) {
+			atomic_fetch_add_explicit(&t->grants, 1, memory_order_relaxed);
+			if (syscall(NR_rseq_slice_yield) == 1)
+				atomic_fetch_add_explicit(&t->yields, 1, memory_order_relaxed);
+		}
+		for (volatile int i = 0; i < 2; i++)
+			;
+	}
+	return NULL;
+}
+
+/* every thread reports itself (report()); the leader's own report here */
+static void ask_all(void)
+{
+	for (int i = 0; i < NT; i++)
+		atomic_fetch_add(&T[i].ask, 1);
+	report(&T[LEADER]);
+	for (int i = 1; i < NT; i++)
+		while (atomic_load(&T[i].done) != atomic_load(&T[i].ask))
+			usleep(1000);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* grants per second of each thread over one window; sections too */
+static void measure(double rate[NT], unsigned long secs[NT])
+{
+	unsigned long g0[NT], s0[NT];
+	struct timespec w = { PERIOD_NS / 1000000000L, PERIOD_NS % 1000000000L };
+	double t0, t1;
+
+	for (int i = 0; i < NT; i++) {
+		g0[i] = atomic_load(&T[i].grants);
+		s0[i] = atomic_load(&T[i].sections);
+	}
+	t0 = now_s();
+	nanosleep(&w, NULL);
+	t1 = now_s();
+	for (int i = 0; i < NT; i++) {
+		rate[i] = (atomic_load(&T[i].grants) - g0[i]) / (t1 - t0);
+		secs[i] = atomic_load(&T[i].sections) - s0[i];
+	}
+}
+
+struct state {
+	int get[NT], rereg[NT];
+	uint32_t flags[NT], len[NT];
+	double rate[NT];
+};
+
+static void take_state(struct state *s, const double rate[NT])
+{
+	ask_all();
+	for (int i = 0; i < NT; i++) {
+		s->get[i] = T[i].get;
+		s->rereg[i] = T[i].rereg;
+		s->flags[i] = T[i].flags;
+		s->len[i] = T[i].len;
+		s->rate[i] = rate ? rate[i] : 0;
+	}
+}
+
+static void put_state(const struct state *s)
+{
+	char buf[1024];
+	int n = 0;
+
+	for (int i = 0; i < NT; i++)
+		n += snprintf(buf + n, sizeof(buf) - n, "%s %d %u %u %.1f\n", role_name[i], s->get[i], s->flags[i],
+			      s->len[i], s->rate[i]);
+	tst_put("slice-state", "%s", buf);
+}
+
+static bool get_state(struct state *s)
+{
+	char path[4096], name[32];
+	FILE *f;
+	bool ok = true;
+
+	snprintf(path, sizeof(path), "%s/slice-state", tst_dir());
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	for (int i = 0; i < NT && ok; i++)
+		ok = fscanf(f, "%31s %d %u %u %lf", name, &s->get[i], &s->flags[i], &s->len[i], &s->rate[i]) == 5 &&
+		     !strcmp(name, role_name[i]);
+	fclose(f);
+	return ok;
+}
+
+static void note_rates(const char *when, const double rate[NT], const unsigned long secs[NT])
+{
+	tst_note("grants per second %s: prctl %.1f, flag %.1f, off %.1f (sections in %.1f s: %lu, %lu, %lu)", when,
+		 rate[PRCTL], rate[FLAG], rate[OFF], PERIOD_NS / 1e9, secs[PRCTL], secs[FLAG], secs[OFF]);
+}
+
+int main(int argc, char **argv)
+{
+	struct state before = { 0 }, after;
+	double rate[NT], rate2[NT];
+	unsigned long secs[NT], torn0[NT];
+	const char *role;
+	bool criu;
+	char why[256];
+
+	if (argc != 3 || (strcmp(argv[1], "setup") && strcmp(argv[1], "verify") && strcmp(argv[1], "criu"))) {
+		fprintf(stderr, "usage: slice_grants setup|verify|criu DIR\n");
+		return 2;
+	}
+	role = argv[1];
+	criu = !strcmp(role, "criu");
+	enable = strcmp(role, "verify") != 0;
+	tst_init(role, argv[2], "slice-grants");
+
+	/* what the kernel offers, before any thread starts */
+	feature_size = (uint32_t)getauxval(AT_RSEQ_FEATURE_SIZE_);
+	align_to = (uint32_t)getauxval(AT_RSEQ_ALIGN_);
+	if (align_to < 32)
+		align_to = 32;
+	if (feature_size <= 32)
+		tst_skip_all("this kernel's rseq feature size is %u (AT_RSEQ_FEATURE_SIZE): no struct rseq.slice_ctrl, "
+			     "no time-slice extension", feature_size);
+	if (prctl(PR_RSEQ_SLICE_EXTENSION_, PR_RSEQ_SLICE_EXTENSION_GET_, 0, 0, 0) < 0 && errno == EINVAL)
+		tst_skip_all("prctl(PR_RSEQ_SLICE_EXTENSION) answers EINVAL: this kernel was built without "
+			     "CONFIG_RSEQ_SLICE_EXTENSION");
+	if (!__rseq_size)
+		tst_skip_all("glibc registered no rseq area (GLIBC_TUNABLES=glibc.pthread.rseq=0?): the leader "
+			     "and the hog are to keep glibc's");
+
+	{
+		/* the grant's length (debugfs, root only): the guests set 50 us */
+		FILE *f = fopen("/sys/kernel/debug/rseq/slice_ext_nsec", "r");
+		unsigned ns;
+
+		if (f && fscanf(f, "%u", &ns) == 1)
+			tst_note("grants last %u ns (debugfs rseq/slice_ext_nsec)", ns);
+		if (f)
+			fclose(f);
+	}
+	T[LEADER].tid = gettid();
+	T[LEADER].len = glibc_len();
+	for (int i = 1; i < NT; i++) {
+		if (pthread_create(&T[i].pt, NULL, worker, &T[i])) {
+			fprintf(stderr, "slice_grants: pthread_create: %s\n", strerror(errno));
+			return 2;
+		}
+		/* one at a time: tids ascend in role order */
+		while (atomic_load(&started) < i)
+			usleep(1000);
+	}
+	for (int i = 1; i < NT; i++)
+		if (T[i].start_err) {
+			snprintf(why, sizeof(why), "thread %s: %s: %s", role_name[i], T[i].start_what,
+				 T[i].start_err == -ENOTSUPP_ ? "ENOTSUPP (extensions disabled: rseq_slice_ext=0?)"
+							      : strerror(-T[i].start_err));
+			if (T[i].start_err == -ENOTSUPP_ || T[i].start_err == -EINVAL)
+				tst_skip_all("%s", why);
+			fprintf(stderr, "slice_grants: %s\n", why);
+			return 2;
+		}
+
+	if (enable) {
+		measure(rate, secs);
+		take_state(&before, rate);
+		note_rates("before the dump", rate, secs);
+		tst_check(rate[PRCTL] > 0 && rate[FLAG] > 0 && atomic_load(&T[OFF].grants) == 0,
+			  "slice-grants-before-dump", "grants per second: prctl %.1f, flag %.1f (both > 0 expected); "
+			  "off %lu grants (0 expected)", rate[PRCTL], rate[FLAG], atomic_load(&T[OFF].grants));
+		put_state(&before);
+	}
+	tst_ready();
+	if (!criu && enable) {
+		for (;;)
+			pause();
+	}
+	if (!tst_wait_restored(NULL, 0))
+		return 2;
+	if (!criu && !get_state(&before)) {
+		tst_check(false, "slice-state-file", "no readable %s/slice-state from the setup role", tst_dir());
+		return tst_done();
+	}
+	for (int i = 0; i < NT; i++)
+		torn0[i] = atomic_load(&T[i].torn);
+	usleep(200000);	/* settle: the restore's own stops are over */
+	measure(rate2, secs);
+	take_state(&after, rate2);
+	note_rates("after the restore", rate2, secs);
+
+	for (int i = 0; i < NT; i++) {
+		/* the same area, length and signature: EBUSY (a thread of criu's
+		 * restore, or of the fresh verify process: its own pointer) */
+		char name[64];
+
+		snprintf(name, sizeof(name), "registration-as-dumped/%s", role_name[i]);
+		tst_check(after.rereg[i] == -EBUSY && after.len[i] == before.len[i], name,
+			  "thread %s (tid %d): rseq(%#llx, %u) again answers %s, length %u (before: %u)", role_name[i],
+			  T[i].tid, (unsigned long long)T[i].ptr, after.len[i],
+			  after.rereg[i] == -EBUSY ? "EBUSY" : strerror(-after.rereg[i]), after.len[i], before.len[i]);
+		snprintf(name, sizeof(name), "slice-state-as-dumped/%s", role_name[i]);
+		tst_check(after.get[i] == before.get[i] && after.flags[i] == before.flags[i], name,
+			  "thread %s (tid %d): prctl GET %d (before %d), flags AVAILABLE|ENABLED %#x (before %#x)",
+			  role_name[i], T[i].tid, after.get[i], before.get[i], after.flags[i], before.flags[i]);
+	}
+	tst_check(rate2[PRCTL] >= before.rate[PRCTL] / 2 && rate2[FLAG] >= before.rate[FLAG] / 2 && rate2[PRCTL] > 0 &&
+		  rate2[FLAG] > 0 && rate2[OFF] == 0,
+		  "slice-grants-after-restore", "grants per second after/before: prctl %.1f/%.1f, flag %.1f/%.1f "
+		  "(at least half expected), off %.1f (0 expected)", rate2[PRCTL], before.rate[PRCTL], rate2[FLAG],
+		  before.rate[FLAG], rate2[OFF]);
+	for (int i = PRCTL; i <= OFF; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "sections-run-after-restore/%s", role_name[i]);
+		tst_check(secs[i] > 0, name, "thread %s ran %lu sections in %.1f s",
+			  role_name[i], secs[i], PERIOD_NS / 1e9);
+	}
+	tst_check(!T[PRCTL].torn && !T[FLAG].torn && !T[OFF].torn, "critical-sections-lost-0",
+		  "sections found torn: prctl %lu, flag %lu, off %lu (%lu, %lu, %lu of them after the restore)",
+		  atomic_load(&T[PRCTL].torn), atomic_load(&T[FLAG].torn), atomic_load(&T[OFF].torn),
+		  T[PRCTL].torn - torn0[PRCTL], T[FLAG].torn - torn0[FLAG], T[OFF].torn - torn0[OFF]);
+	tst_note("yields that gave the CPU back within the grant: prctl %lu of %lu, flag %lu of %lu",
+		 atomic_load(&T[PRCTL].yields), atomic_load(&T[PRCTL].grants), atomic_load(&T[FLAG].yields),
+		 atomic_load(&T[FLAG].grants));
+	return tst_done();
+}
