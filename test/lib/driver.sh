@@ -231,15 +231,16 @@ drive_start() {
 	bg_add "$ROLE_PID"
 }
 
-# drive_ready LABEL DIR ROLE JOB: wait for DIR/ROLE.ready (120 s); a setup
-# that exits 4 is a SKIP (the kernel lacks what the case needs), another
-# end, or no ready in time (the job killed), a FAIL LABEL/setup.  Status 1
+# drive_ready LABEL DIR ROLE JOB: wait for DIR/ROLE.ready (120 s); a role
+# that exits 4 first is a SKIP LABEL (the kernel lacks what the case needs),
+# another end, or no ready in time (the job killed), a FAIL LABEL/ROLE.
+# JOB must still be this shell's to wait for (disown it after).  Status 1
 # unless ready.
 drive_ready() {
 	wait_ready "$2" "$3" "$4" 120 && return 0
 	if alive "$4"; then
 		reap "$4"
-		fail "$1/setup" "$CASE_PROG $3 $CASE_ARGS did not get ready in 120 s: $(oneline "$2/$3.out")"
+		fail "$1/$3" "$CASE_PROG $3 $CASE_ARGS did not get ready in 120 s: $(oneline "$2/$3.out")"
 		return 1
 	fi
 	wait "$4" 2>/dev/null
@@ -247,7 +248,7 @@ drive_ready() {
 	if [ "$_d_rc" -eq 4 ]; then
 		skip "$1" "$(oneline "$2/$3.out")"
 	else
-		fail "$1/setup" "$CASE_PROG $3 $CASE_ARGS exited $_d_rc: $(oneline "$2/$3.out")"
+		fail "$1/$3" "$CASE_PROG $3 $CASE_ARGS exited $_d_rc: $(oneline "$2/$3.out")"
 	fi
 	return 1
 }
@@ -432,11 +433,7 @@ fl_ptimer() {
 
 	drive_start "$CASE_VERIFY" "$dir" "$H_PREFIX$label"
 	vjob=$ROLE_PID
-	if ! wait_ready "$dir" "$CASE_VERIFY" "$vjob" 60; then
-		fail "$label/verify-start" "$CASE_PROG $CASE_VERIFY did not get ready: $(oneline "$dir/$CASE_VERIFY.out")"
-		reap "$vjob"
-		return
-	fi
+	drive_ready "$label" "$dir" "$CASE_VERIFY" "$vjob" || return
 	vpid=$(cat "$dir/$CASE_VERIFY.pid")
 	map=
 	[ "$ns" = pidns ] || map=$(tidmap "$dir" "$CASE_SETUP" "$CASE_VERIFY")
