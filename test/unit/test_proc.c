@@ -165,6 +165,11 @@ static void test_runtime(void)
 
 	for (volatile long i = 0; i < 3000000; i++)
 		;
+	/* schedstat's runtime is brought up to date at a tick or when the
+	 * thread leaves the CPU (kernel/sched/fair.c update_curr), the CPU
+	 * clock at every read: a loop shorter than a tick on an idle CPU
+	 * reads 0.  Sleeping takes it off the CPU. */
+	usleep(1000);
 	r = ptimer_proc_runtime(getpid(), getpid(), &ns);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	if (r == -ENODATA) {
