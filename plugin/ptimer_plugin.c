@@ -58,7 +58,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -251,79 +250,75 @@ static void image_dir(char *buf, size_t len)
  * prctl); criu 4.1 and older, or any criu on a kernel before 6.15 (no prctl
  * 77: kernel commit ec2d0c04624b), make each ID by the create/delete loop,
  * slow for sparse IDs and failing when the counter has passed one.
- * The version is what `criu --version` prints ("Version: 4.2.1"): the
- * binary we run in (/proc/self/exe) is asked once, from the plugin's init,
- * before criu installs a SIGCHLD handler (criu/cr-restore.c
- * restore_root_task()).  -1 until asked; why says what decided it.
+ * -1 until asked; why says what decided it.
  */
 static int criu_exact = -1;
 static char criu_exact_why[160];
 
-static int criu_version(int *major, int *minor)
-{
-	char exe[4096], out[256];
-	char *argv[] = { (char *)"criu", (char *)"--version", NULL };
-	posix_spawn_file_actions_t fa;
-	size_t len = 0;
-	ssize_t r;
-	int p[2], status = 0, ret = -1;
-	pid_t pid;
-	const char *v;
+struct criu_knows {
+	const char *what;
+	int found;
+};
 
-	if (ptimer_proc_self_exe(exe, sizeof(exe)) || pipe2(p, O_CLOEXEC))
-		return -1;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	r = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(p[1]);
-	if (r) {
-		close(p[0]);
-		return -1;
-	}
-	while (len < sizeof(out) - 1 && (r = read(p[0], out + len, sizeof(out) - 1 - len)) != 0) {
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
+static int criu_knows_one(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct criu_knows *k = data;
+	size_t n = strlen(k->what) + 1;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && !(ph->p_flags & PF_W) &&
+		    memmem((const void *)(info->dlpi_addr + ph->p_vaddr), ph->p_filesz, k->what, n)) {
+			k->found = 1;
 			break;
-		len += (size_t)r;
+		}
 	}
-	close(p[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	out[len] = '\0';
-	v = strstr(out, "Version: ");
-	if (v && sscanf(v, "Version: %d.%d", major, minor) == 2)
-		ret = 0;
-	return ret;
+	return 1;	/* the first object is the executable: criu itself */
+}
+
+/*
+ * criu_knows_timer_cr_ids - does the criu executable this plugin is loaded
+ * into know exact-ID timer restore?  criu 4.2 added it together with the
+ * feature "timer_cr_ids" of `criu check --feature` (criu/cr-check.c, its
+ * feature table; the restorer uses it when criu/kerndat.c
+ * kerndat_has_timer_cr_ids() found the prctl), so the name, a string
+ * constant, is in criu's read-only segments from 4.2 on and in none
+ * before.  Looked up in criu's own mapped segments (dl_iterate_phdr's
+ * first object is the executable): no file read, no process started.
+ * Replaces running `criu --version`, which cost a restore 10-50 ms (a
+ * second criu loading all of criu's libraries).  A criu that renamed the
+ * feature reads as one without: ptimer then restores the timers itself,
+ * which is right, only slower.  Returns 1 or 0.
+ */
+static int criu_knows_timer_cr_ids(void)
+{
+	struct criu_knows k = { "timer_cr_ids", 0 };
+
+	dl_iterate_phdr(criu_knows_one, &k);
+	return k.found;
 }
 
 static bool can_criu_restore_exact(void)
 {
-	int major = 0, minor = 0;
 	bool prctl_ok;
 
 	if (criu_exact >= 0)
 		return criu_exact;
 	prctl_ok = prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS, PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) >= 0;
-	if (criu_version(&major, &minor)) {
+	if (!criu_knows_timer_cr_ids()) {
 		criu_exact = 0;
-		snprintf(criu_exact_why, sizeof(criu_exact_why), "criu's version is unknown ('criu --version' "
-			 "did not answer)");
-	} else if (major < 4 || (major == 4 && minor < 2)) {
-		criu_exact = 0;
-		snprintf(criu_exact_why, sizeof(criu_exact_why), "criu %d.%d makes timer IDs by its create/delete "
-			 "loop (exact IDs from criu 4.2)", major, minor);
+		snprintf(criu_exact_why, sizeof(criu_exact_why), "this criu makes timer IDs by its create/delete "
+			 "loop (it has no feature timer_cr_ids: exact IDs from criu 4.2)");
 	} else if (!prctl_ok) {
 		criu_exact = 0;
 		snprintf(criu_exact_why, sizeof(criu_exact_why), "this kernel has no exact-ID timer_create "
 			 "(PR_TIMER_CREATE_RESTORE_IDS, Linux 6.15)");
 	} else {
 		criu_exact = 1;
-		snprintf(criu_exact_why, sizeof(criu_exact_why), "criu %d.%d on a kernel with "
-			 "PR_TIMER_CREATE_RESTORE_IDS restores exact timer IDs itself", major, minor);
+		snprintf(criu_exact_why, sizeof(criu_exact_why), "this criu (feature timer_cr_ids) on a kernel with "
+			 "PR_TIMER_CREATE_RESTORE_IDS restores exact timer IDs itself");
 	}
 	return criu_exact;
 }
@@ -1209,8 +1204,8 @@ static int check_of_checkpoint(const char *dir, const struct planned *p, const s
 /*
  * Restore init: read every ptimers image of the directory and plan each
  * task's restore before criu reads any core image.  criu-mode auto images
- * leave the timers to a criu that makes exact IDs itself (one `criu
- * --version`, one prctl): of such an image only the head is unpacked when
+ * leave the timers to a criu that makes exact IDs itself (a look into
+ * criu's own read-only data, one prctl): of such an image only the head is unpacked when
  * it says no timer has a pending expiry or a thread clock to move; the
  * others are read whole.  Where ptimer restores the timers, criu reads a
  * core image without them.  Returns 0, or -1 with an error line: criu then
