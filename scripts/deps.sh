@@ -11,9 +11,9 @@
 #               roots, test/criu/suite-inner.sh)
 #   DEPS=all    also what `make check` compiles with: clang and its libFuzzer
 #               runtime; the kernel matrix's qemu (x86_64 and aarch64),
-#               busybox, cpio and the slice kernel's build tools (test/qemu/deps.sh
-#               --list); and on an x86_64
-#               host the arm64 cross build (below)
+#               busybox, cpio and the slice kernel's build tools
+#               (test/qemu/deps.sh --list); and on an x86_64 host the arm64
+#               cross build (below)
 #   CROSS_ARCH=arm64  (make deps ARCH=arm64) the arm64 cross build: Debian's
 #               aarch64-linux-gnu gcc and the libraries the Makefile links,
 #               as :arm64 packages (dpkg --add-architecture arm64).  Nothing

@@ -142,12 +142,12 @@ if [ -x "$ASAN_BUILD/ptimer" ]; then
 fi
 # the layer check, the units, e2e, fuzz replay, cross, the sanitizer stage (its units, its e2e and
 # the report check, or one SKIP), the kernel matrix (x86_64, arm64), criu,
-# criu-arm64, criu-guest-trixie, criu-guest-sid, criu-guest-slice,
+# criu-arm64, criu-guest-trixie, criu-guest-sid, criu-guest-slice(-dev),
 # containers, zdtm
 if [ -x "$ASAN_BUILD/ptimer" ]; then
-	PLANNED=$((1 + ${#units[@]} + 3 + ${#asan_units[@]} + 2 + 9))
+	PLANNED=$((1 + ${#units[@]} + 3 + ${#asan_units[@]} + 2 + 10))
 else
-	PLANNED=$((1 + ${#units[@]} + 3 + 1 + 9))
+	PLANNED=$((1 + ${#units[@]} + 3 + 1 + 10))
 fi
 echo "TAP version 13"
 echo "# $PLANNED programs and suites"
@@ -271,17 +271,22 @@ for s in trixie sid; do
 		run "criu-guest-$s" bash test/criu/guest.sh amd64 "$s" "$BUILD"
 	fi
 done
-# test/criu/guest.sh amd64-slice: criu 4.2.1 with the plugin and alone on
-# the kernel built with rseq time-slice extensions (test/qemu/slice-kernel.sh):
-# threads granted extensions before the dump and after the restore.
-if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_CRIU_GUEST:-}" ]; then
-	skipped_stage criu-guest-slice "PTIMER_SKIP_CRIU or PTIMER_SKIP_CRIU_GUEST is set"
-elif [ "$(uname -m)" != x86_64 ]; then
-	skipped_stage criu-guest-slice "the slice kernel is built for x86_64; this host is $(uname -m)"
-else
-	echo "# test/criu/guest.sh amd64-slice sid $BUILD"
-	run criu-guest-slice bash test/criu/guest.sh amd64-slice sid "$BUILD"
-fi
+# test/criu/guest.sh amd64-slice: criu 4.2.1 and criu-dev (the criu stage
+# built it) with the plugin and alone on the kernel built with rseq
+# time-slice extensions (test/qemu/slice-kernel.sh): threads granted
+# extensions before the dump and after the restore.
+for s in sid criu-dev; do
+	st=criu-guest-slice
+	[ "$s" = criu-dev ] && st=criu-guest-slice-dev
+	if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_CRIU_GUEST:-}" ]; then
+		skipped_stage "$st" "PTIMER_SKIP_CRIU or PTIMER_SKIP_CRIU_GUEST is set"
+	elif [ "$(uname -m)" != x86_64 ]; then
+		skipped_stage "$st" "the slice kernel is built for x86_64; this host is $(uname -m)"
+	else
+		echo "# test/criu/guest.sh amd64-slice $s $BUILD"
+		run "$st" bash test/criu/guest.sh amd64-slice "$s" "$BUILD"
+	fi
+done
 # test/containers/suite.sh: runc, crun and podman with the plugin's .deb in
 # roots of their own, the trixie -> sid moves, and the install on Debian 12,
 # 13 and sid (test/containers/install.sh).

@@ -77,12 +77,19 @@ amd64)
 	CASES=${PTIMER_CRIU_GUEST_CASES:-$(unset PTIMER_CASES && DRIVE_CASES=$top/test/cases && . "$top/test/lib/driver.sh" &&
 		drive_words criu-lazy criu-lazy-alone criu-predump criu-predump-alone)} ;;
 *)
-	echo "usage: guest.sh arm64|amd64|amd64-slice trixie|sid [BUILD]" >&2
+	echo "usage: guest.sh arm64|amd64 trixie|sid, or amd64-slice sid|criu-dev [BUILD]" >&2
 	exit 2 ;;
 esac
+# RSUITE: the Debian root the guest boots; criu-dev (the slice guest only)
+# runs CRIU's criu-dev, built by the criu stage (test/criu/suite.sh, cached
+# in PTIMER_CRIU_DEV_CACHE), in sid's root, whose libraries it was built
+# against
+RSUITE=$SUITE
 case $SUITE in
 trixie|sid) ;;
-*) echo "usage: guest.sh arm64|amd64 trixie|sid [BUILD]" >&2; exit 2 ;;
+criu-dev) [ "$ARCH" = amd64-slice ] || { echo "guest.sh: criu-dev runs in the slice guest only" >&2; exit 2; }
+	RSUITE=sid ;;
+*) echo "usage: guest.sh arm64|amd64 trixie|sid, or amd64-slice sid|criu-dev [BUILD]" >&2; exit 2 ;;
 esac
 . "$top/test/lib/harness.sh"
 finish() {
@@ -147,9 +154,9 @@ fi
 
 # ---- the root and its cpio -----------------------------------------------------
 t0=$(now)
-if ! root=$("$here/roots.sh" ensure "$SUITE" "$ROOTSET" 2>"$TMP/root.err"); then
+if ! root=$("$here/roots.sh" ensure "$RSUITE" "$ROOTSET" 2>"$TMP/root.err"); then
 	sed 's/^/# /' "$TMP/root.err"
-	fail "$NAME" "cannot build the $SUITE $ROOTSET root: $(grep 'roots.sh: ' "$TMP/root.err" | tail -n 1 | cut -c1-300)"
+	fail "$NAME" "cannot build the $RSUITE $ROOTSET root: $(grep 'roots.sh: ' "$TMP/root.err" | tail -n 1 | cut -c1-300)"
 	finish
 fi
 grep -E 'built in|stage done|debootstrap' "$TMP/root.err" | sed 's/^/# /'
@@ -189,6 +196,19 @@ if [ ! -f "$root/usr/include/criu/criu-plugin.h" ]; then
 fi
 mkdir -p "$TMP/criu-inc"
 cp -r "$root/usr/include/criu" "$TMP/criu-inc/"
+# criu-dev: its tree's criu/criu and criu-plugin.h (the criu stage built them)
+DEV=
+if [ "$SUITE" = criu-dev ]; then
+	devcache=${PTIMER_CRIU_DEV_CACHE:-/var/cache/ptimer-test/criu-dev}
+	for st in "$devcache"/*.built; do
+		[ -x "${st%.built}/criu/criu" ] && DEV=${st%.built}
+	done
+	if [ -z "$DEV" ]; then
+		fail "$NAME/criu-dev" "no criu-dev build in $devcache: the criu stage builds it (make check-criu)"
+		finish
+	fi
+	cp "$DEV/criu/include/criu-plugin.h" "$TMP/criu-inc/criu/criu-plugin.h"
+fi
 cp -a "$B" "$TMP/build"
 rm -f "$TMP/build/plugin/ptimer_plugin.o" "$TMP/build/ptimer_plugin.so"
 # the C programs of this guest's cases (test/lib/driver.sh drive_progs)
@@ -201,7 +221,11 @@ if ! make -C "$top" "${MAKEARCH[@]}" B="$TMP/build" CRIU_PLUGIN_INC="$TMP/criu-i
 	fail "$NAME/plugin-build" "make ${MAKEARCH[*]} CRIU_PLUGIN_INC=(criu $(sed -n 's/^criu=//p' "$root/.ptimer-root")) ptimer_plugin.so and $(echo $PROGS): $(tail -n 3 "$TMP/plugin.log" | tr '\n' ' ' | cut -c1-300)"
 	finish
 fi
-echo "# $NAME: ptimer_plugin.so rebuilt against the root's criu-plugin.h (criu $(sed -n 's/^#define CRIU_VERSION "\(.*\)"$/\1/p' "$TMP/criu-inc/criu/version.h"))"
+if [ -n "$DEV" ]; then
+	echo "# $NAME: ptimer_plugin.so rebuilt against criu-dev's criu-plugin.h ($(basename "$DEV"))"
+else
+	echo "# $NAME: ptimer_plugin.so rebuilt against the root's criu-plugin.h (criu $(sed -n 's/^#define CRIU_VERSION "\(.*\)"$/\1/p' "$TMP/criu-inc/criu/version.h"))"
+fi
 
 # ---- this run's files ------------------------------------------------------------
 o=$TMP/overlay
@@ -211,6 +235,11 @@ cp "$TMP/build/ptimer_plugin.so" "$o/ptimer-bin/usr/lib/criu/"
 for f in $PROGS; do
 	cp "$TMP/build/test/$f" "$o/ptimer-bin/build/test/"
 done
+if [ -n "$DEV" ]; then
+	mkdir -p "$o/criu-dev/criu/criu/include"
+	cp "$DEV/criu/criu" "$o/criu-dev/criu/criu/"
+	cp "$DEV/criu/include/criu-plugin.h" "$o/criu-dev/criu/criu/include/"
+fi
 cp "$here/suite-inner.sh" "$o/ptimer-criu/"
 cp "$top"/test/lib/*.sh "$o/ptimer-criu/"
 cp -r "$top/test/cases" "$o/ptimer-criu/cases"
@@ -221,6 +250,7 @@ chmod 755 "$o/init"
 	printf 'PTIMER_CRIU_CASES=%q\n' "$(echo $CASES)"
 	printf 'PTIMER_CRIU_TIMEOUT=%q\n' "${PTIMER_CRIU_TIMEOUT:-300}"
 	[ -n "$FAULT" ] && printf 'CRIU_FAULT=%q\n' "$FAULT"
+	[ -n "$DEV" ] && printf 'PTIMER_CRIU_DEV=%q\n' criu/criu/criu
 } >"$o/ptimer-criu/guest.env"
 (cd "$o" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$TMP/run.cpio" || {
 	fail "$NAME/cpio" "cannot pack this run's files"

@@ -3,7 +3,7 @@
 #
 # test/qemu/slice-kernel.sh [--bg] - an x86_64 kernel that grants rseq
 # time-slice extensions, for the guests of the matrix ("slice") and of the
-# criu suite (test/criu/guest.sh amd64 sid slice).  Debian builds its
+# criu suite (test/criu/guest.sh amd64-slice sid|criu-dev).  Debian builds its
 # kernels without CONFIG_RSEQ_SLICE_EXTENSION (sid's 7.2.13: "is not set";
 # prctl(PR_RSEQ_SLICE_EXTENSION) then answers ENOTSUPP or EINVAL), but
 # ships the source: this script fetches sid's newest linux-source-X.Y
