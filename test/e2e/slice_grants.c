@@ -427,8 +427,8 @@ int main(int argc, char **argv)
 		tst_skip_all("this kernel's rseq feature size is %u (AT_RSEQ_FEATURE_SIZE): no struct rseq.slice_ctrl, "
 			     "no time-slice extension", feature_size);
 	if (prctl(PR_RSEQ_SLICE_EXTENSION_, PR_RSEQ_SLICE_EXTENSION_GET_, 0, 0, 0) < 0 && errno == EINVAL)
-		tst_skip_all("prctl(PR_RSEQ_SLICE_EXTENSION) answers EINVAL: this kernel was built without "
-			     "CONFIG_RSEQ_SLICE_EXTENSION");
+		tst_skip_all("prctl(PR_RSEQ_SLICE_EXTENSION) answers EINVAL: this kernel has no time-slice "
+			     "extensions (Linux 7.0 added them)");
 	if (!__rseq_size)
 		tst_skip_all("glibc registered no rseq area (GLIBC_TUNABLES=glibc.pthread.rseq=0?): the leader "
 			     "and the hog are to keep glibc's");
@@ -459,7 +459,9 @@ int main(int argc, char **argv)
 	for (int i = 1; i < NT; i++)
 		if (T[i].start_err) {
 			snprintf(why, sizeof(why), "thread %s: %s: %s", role_name[i], T[i].start_what,
-				 T[i].start_err == -ENOTSUPP_ ? "ENOTSUPP (extensions disabled: rseq_slice_ext=0?)"
+				 T[i].start_err == -ENOTSUPP_ ? "ENOTSUPP (this kernel grants none: built without "
+								"CONFIG_RSEQ_SLICE_EXTENSION, as Debian's are, "
+								"or booted with rseq_slice_ext=0)"
 							      : strerror(-T[i].start_err));
 			if (T[i].start_err == -ENOTSUPP_ || T[i].start_err == -EINVAL)
 				tst_skip_all("%s", why);
