@@ -77,7 +77,7 @@ amd64)
 	CASES=${PTIMER_CRIU_GUEST_CASES:-$(unset PTIMER_CASES && DRIVE_CASES=$top/test/cases && . "$top/test/lib/driver.sh" &&
 		drive_words criu-lazy criu-lazy-alone criu-predump criu-predump-alone)} ;;
 *)
-	echo "usage: guest.sh arm64|amd64 trixie|sid, or amd64-slice sid|criu-dev [BUILD]" >&2
+	echo "usage: guest.sh arm64|amd64 trixie|sid, or amd64-slice trixie|sid|criu-dev [BUILD]" >&2
 	exit 2 ;;
 esac
 # RSUITE: the Debian root the guest boots; criu-dev (the slice guest only)
@@ -89,7 +89,7 @@ case $SUITE in
 trixie|sid) ;;
 criu-dev) [ "$ARCH" = amd64-slice ] || { echo "guest.sh: criu-dev runs in the slice guest only" >&2; exit 2; }
 	RSUITE=sid ;;
-*) echo "usage: guest.sh arm64|amd64 trixie|sid, or amd64-slice sid|criu-dev [BUILD]" >&2; exit 2 ;;
+*) echo "usage: guest.sh arm64|amd64 trixie|sid, or amd64-slice trixie|sid|criu-dev [BUILD]" >&2; exit 2 ;;
 esac
 . "$top/test/lib/harness.sh"
 finish() {
@@ -285,7 +285,7 @@ cp "$log.log" "$B/$NAME.log" 2>/dev/null
 # the suite's lines (harness format) and its notes, between the markers
 # (the begin marker may follow the console's escape sequences on its line)
 sed -n '/@@ptimer-guest-begin/,/^@@ptimer-guest-end/p' "$log.log" |
-	grep -E '^(PASS|FAIL|SKIP) |^(not )?ok [0-9]|^# |^1\.\.' >"$TMP/lines"
+	grep -E '^(PASS|FAIL|SKIP|XFAIL) |^(not )?ok [0-9]|^# |^1\.\.' >"$TMP/lines"
 sed 's/^1\.\./# cases: 1../; s/^ok /# ok /; s/^not ok /# not ok /' "$TMP/lines"
 tally "$TMP/lines"
 end=$(grep -m1 '^@@ptimer-guest-end' "$log.log")
