@@ -204,7 +204,7 @@ if [ "$SUITE" = criu-dev ]; then
 		[ -x "${st%.built}/criu/criu" ] && DEV=${st%.built}
 	done
 	if [ -z "$DEV" ]; then
-		fail "$NAME/criu-dev" "no criu-dev build in $devcache: the criu stage builds it (make check-criu)"
+		fail "$NAME/criu-dev" "no criu-dev build in $devcache: test/criu/suite.sh check criu-dev builds it (make check runs it first)"
 		finish
 	fi
 	cp "$DEV/criu/include/criu-plugin.h" "$TMP/criu-inc/criu/criu-plugin.h"
