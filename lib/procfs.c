@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The readers of /proc (lib/procfs.h). */
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -251,6 +252,25 @@ int ptimer_proc_sigmasks(pid_t pid, uint64_t *caught, uint64_t *ignored)
 	return 0;
 }
 
+/* One line of maps ("start-end perms offset dev inode   name") into *m, its
+ * name pointing into line; false for a line that does not parse. */
+static bool map_line(char *line, struct ptimer_proc_map *m)
+{
+	unsigned long long start, end, ino;
+	int at = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->name = "";
+	if (sscanf(line, "%llx-%llx %7s %*x %*s %llu %n", &start, &end, m->perms, &ino, &at) < 4)
+		return false;
+	m->start = start;
+	m->end = end;
+	m->inode = ino;
+	if (at > 0)
+		m->name = line + at;
+	return true;
+}
+
 int ptimer_proc_maps_each(pid_t tid, int (*fn)(const struct ptimer_proc_map *m, void *ctx), void *ctx)
 {
 	char path[64], line[PATH_MAX + 128];
@@ -262,22 +282,82 @@ int ptimer_proc_maps_each(pid_t tid, int (*fn)(const struct ptimer_proc_map *m, 
 	if (!f)
 		return -errno;
 	while (!ret && fgets(line, sizeof(line), f)) {
-		struct ptimer_proc_map m = { .name = "" };
-		unsigned long long start, end, ino;
-		int at = 0;
+		struct ptimer_proc_map m;
 
-		/* "start-end perms offset dev inode   name" */
 		line[strcspn(line, "\n")] = '\0';
-		if (sscanf(line, "%llx-%llx %7s %*x %*s %llu %n", &start, &end, m.perms, &ino, &at) < 4)
-			continue;
-		m.start = start;
-		m.end = end;
-		m.inode = ino;
-		if (at > 0)
-			m.name = line + at;
-		ret = fn(&m, ctx);
+		if (map_line(line, &m))
+			ret = fn(&m, ctx);
 	}
 	fclose(f);
+	return ret;
+}
+
+int ptimer_proc_maps_text(pid_t tid, char **text)
+{
+	char path[64];
+	size_t len = 0, cap = 16384;
+	char *buf = malloc(cap);
+	int fd, ret = 0;
+
+	*text = NULL;
+	if (!buf)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/proc/%d/maps", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		free(buf);
+		return ret;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *v = realloc(buf, cap *= 2);
+
+			if (!v) {
+				ret = -ENOMEM;
+				break;
+			}
+			buf = v;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			ret = -errno;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (ret) {
+		free(buf);
+		return ret;
+	}
+	buf[len] = 0;
+	*text = buf;
+	return 0;
+}
+
+int ptimer_proc_maps_walk(const char *text, int (*fn)(const struct ptimer_proc_map *m, void *ctx), void *ctx)
+{
+	char line[PATH_MAX + 128];
+	int ret = 0;
+
+	while (!ret && text && *text) {
+		const char *nl = strchr(text, '\n');
+		size_t n = nl ? (size_t)(nl - text) : strlen(text);
+		struct ptimer_proc_map m;
+
+		if (n >= sizeof(line))
+			n = sizeof(line) - 1;
+		memcpy(line, text, n);
+		line[n] = 0;
+		if (map_line(line, &m))
+			ret = fn(&m, ctx);
+		text = nl ? nl + 1 : text + n;
+	}
 	return ret;
 }
 

@@ -123,6 +123,22 @@ struct ptimer_proc_map {
  */
 int ptimer_proc_maps_each(pid_t tid, int (*fn)(const struct ptimer_proc_map *m, void *ctx), void *ctx);
 
+/*
+ * ptimer_proc_maps_text - the whole of /proc/TID/maps, read once, into
+ * *text (malloc'd, NUL-terminated; free() it): a snapshot several walks
+ * can share (ptimer_proc_maps_walk) where reading the file again for each
+ * would cost a read of every line.  Returns 0 or -errno (-ENOENT: gone).
+ */
+int ptimer_proc_maps_text(pid_t tid, char **text);
+
+/*
+ * ptimer_proc_maps_walk - ptimer_proc_maps_each over a snapshot taken by
+ * ptimer_proc_maps_text: fn(m, ctx) for each mapping, lowest address
+ * first; stops at the first non-zero value fn returns and returns it, else
+ * 0.  What fn changes in the process is not seen.
+ */
+int ptimer_proc_maps_walk(const char *text, int (*fn)(const struct ptimer_proc_map *m, void *ctx), void *ctx);
+
 /* ptimer_proc_comm - /proc/PID/comm without its newline into buf (len
  * bytes), or "?" when it cannot be read. */
 void ptimer_proc_comm(pid_t pid, char *buf, size_t len);

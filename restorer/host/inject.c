@@ -19,6 +19,7 @@
  * (Linux 3.2); the stub is written with PTRACE_POKEDATA (read-only pages).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -70,6 +71,9 @@ struct ptimer_blob {
 	uint64_t stub;			/* the syscall stub's address; 0: not placed */
 	uint64_t mapped;		/* base is mapped (also before the code is in) */
 	bool owns_waits;		/* ptimer seized the process: reap its threads */
+	char *maps;			/* /proc/TID/maps as read once for the
+					   looks at the process's mappings that
+					   setting up shares; NULL: read it anew */
 };
 
 void (*ptimer_blob_log_fn)(int level, const char *msg);
@@ -89,6 +93,24 @@ static void __attribute__((format(printf, 2, 3))) blob_log(int level, const char
 }
 
 static bool is_leftover(struct ptimer_blob *b, unsigned long start, uint64_t *size);
+
+/*
+ * fn over the process's mappings: the snapshot b->maps when there is one
+ * (setting up looks three times: a leftover run, the stub's place,
+ * leftover code), else /proc/TID/maps as it is now.
+ */
+static int maps_each(struct ptimer_blob *b, int (*fn)(const struct ptimer_proc_map *m, void *ctx), void *ctx)
+{
+	if (b->maps)
+		return ptimer_proc_maps_walk(b->maps, fn, ctx);
+	return ptimer_proc_maps_each(b->tid, fn, ctx);
+}
+
+static void maps_forget(struct ptimer_blob *b)
+{
+	free(b->maps);
+	b->maps = NULL;
+}
 
 /*
  * While we wait for the one thread running our code, the process may be
@@ -347,9 +369,30 @@ static void resume_ctx(const struct ptimer_blob *b, struct ptimer_resume_ctx *ct
 	ctx->sig = b->notify_sig;
 }
 
-/* Write len bytes at addr of tid with PTRACE_POKEDATA (read-only pages too). */
+/*
+ * Write len bytes (a multiple of the word size) at addr of tid, read-only
+ * pages too: one pwrite to /proc/TID/mem (the kernel writes through
+ * FOLL_FORCE for a ptracer, fs/proc/base.c mem_rw(); Linux 6.12's
+ * proc_mem.force_override=never forbids it), else PTRACE_POKEDATA word by
+ * word.  The stub (STUB_AREA bytes) is placed and removed in every task a
+ * restore touches: word by word that was 2 x 58 ptrace calls a task, most
+ * of what the injection cost (perf trace of a 300-task takeover restore).
+ * Returns 0 or -errno.
+ */
 static int poke(pid_t tid, uint64_t addr, const void *src, size_t len)
 {
+	char path[48];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)tid);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = pwrite(fd, src, len, (off_t)addr);
+
+		close(fd);
+		if (n == (ssize_t)len)
+			return 0;
+	}
 	for (size_t off = 0; off < len; off += sizeof(long)) {
 		long word;
 
@@ -406,7 +449,7 @@ static uint64_t stub_area_scan(struct ptimer_blob *b, bool *left)
 {
 	struct stub_scan sc = { .b = b, .left = left };
 
-	ptimer_proc_maps_each(b->tid, stub_area_one, &sc);
+	maps_each(b, stub_area_one, &sc);
 	return sc.at;
 }
 
@@ -534,7 +577,7 @@ static bool in_leftover(struct ptimer_blob *b, uint64_t ip, uint64_t *lo, uint64
 {
 	struct leftover_at w = { .b = b, .ip = ip };
 
-	if (ptimer_proc_maps_each(b->tid, in_leftover_one, &w) != 1)
+	if (maps_each(b, in_leftover_one, &w) != 1)
 		return false;
 	*lo = w.lo;
 	*hi = w.hi;
@@ -775,7 +818,9 @@ static int remove_leftovers_pass(struct ptimer_blob *b)
 {
 	struct leftovers l = { .b = b };
 
-	ptimer_proc_maps_each(b->tid, remove_leftover_one, &l);
+	maps_each(b, remove_leftover_one, &l);
+	if (l.removed)
+		maps_forget(b);	/* changed: the next pass reads them anew */
 	return l.removed;
 }
 
@@ -808,6 +853,7 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	b->stack_top = b->occupied + PAGE_ALIGN((uint64_t)n_occupied * sizeof(int32_t)) + PTIMER_BLOB_STACK;
 	b->size = b->stack_top;
 
+	ptimer_proc_maps_text(tid, &b->maps);	/* none: each look reads the file */
 	r = save_thread(b, err);
 	if (r)
 		goto fail;
@@ -831,6 +877,7 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	b->occupied += b->base;
 	b->stack_top += b->base;
 
+	maps_forget(b);
 	r = vm_write(b, b->base, ptimer_blob_start, blob_len, err);
 	if (r)
 		goto fail;
@@ -852,6 +899,7 @@ fail:
 			 (unsigned long long)b->stub);
 	ptimer_rseq_cs_put_back(tid, &b->rseq);
 	ptimer_arch_free_xstate(&b->xstate);
+	maps_forget(b);
 	free(b);
 	return r;
 }
@@ -874,10 +922,11 @@ int ptimer_blob_sweep(pid_t tid, struct ptimer_err *err)
 	b->tid = tid;
 	b->tgid = ptimer_proc_tgid(tid);
 	b->code_size = PAGE_ALIGN((size_t)(ptimer_blob_end - ptimer_blob_start));
+	ptimer_proc_maps_text(tid, &b->maps);
 	r = save_thread(b, err);	/* also lets a leftover run finish */
 	if (r)
 		goto out;
-	any = ptimer_proc_maps_each(tid, any_leftover, b) == 1;
+	any = maps_each(b, any_leftover, b) == 1;
 	b->notify_sig = pick_notify_sig(b->tgid > 0 ? b->tgid : tid);
 	/* a leftover stub alone is found, and zeroed, by place_stub/remove_stub */
 	if (!any && !stub_left(b))
@@ -891,6 +940,7 @@ int ptimer_blob_sweep(pid_t tid, struct ptimer_err *err)
 				(unsigned long long)b->stub);
 out:
 	ptimer_arch_free_xstate(&b->xstate);
+	maps_forget(b);
 	free(b);
 	return r;
 }
