@@ -92,6 +92,11 @@ enum ptimer_op {
 	PTIMER_OP_ROLLBACK = 4,	/* delete timers[0..n_created) */
 	PTIMER_OP_SLICE = 5,	/* rseq slice extension prctl in this thread,
 				   as slice_how says */
+	PTIMER_OP_PROBE_RESTORE = 6,	/* PROBE, then, when the prctl is there
+				   and off and mode == PTIMER_MODE_EXACT,
+				   RESTORE at once (done: result 0 with
+				   prctl_get 0):
+				   one run of the thread instead of two */
 };
 
 /* PTIMER_OP_SLICE: what to do in the thread the blob runs in. */

@@ -549,6 +549,20 @@ static long op_restore(struct ptimer_blob_args *a)
 	return fail_at(a, -PTIMER_EINVAL, PTIMER_NO_INDEX);
 }
 
+/*
+ * PROBE_RESTORE: PROBE, then RESTORE in exact mode when the kernel has the
+ * prctl, switched off, and exact mode is asked for.  The host learns which
+ * from prctl_get (and phase).  Otherwise as PROBE.
+ */
+static long op_probe_restore(struct ptimer_blob_args *a)
+{
+	long ret = op_probe(a);
+
+	if (ret < 0 || a->prctl_get != 0 || a->mode != PTIMER_MODE_EXACT)
+		return ret;
+	return op_restore(a);
+}
+
 /* ROLLBACK: delete timers[0..n_created).  0 or the first delete's -errno. */
 static long op_rollback(struct ptimer_blob_args *a)
 {
@@ -605,6 +619,8 @@ long ptimer_blob_main(struct ptimer_blob_args *a)
 		ret = op_rollback(a);
 	else if (a->op == PTIMER_OP_SLICE)
 		ret = op_slice(a);
+	else if (a->op == PTIMER_OP_PROBE_RESTORE)
+		ret = op_probe_restore(a);
 	else
 		ret = -PTIMER_EINVAL;
 out:

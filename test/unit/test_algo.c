@@ -191,6 +191,69 @@ static void test_probe(void)
 	      "ret %ld probe_id %d", ret, r.a.probe_id);
 }
 
+/* PROBE_RESTORE: one run that probes and, where it can, restores. */
+static void test_probe_restore(void)
+{
+	static const int32_t ids[] = { 4, 900000, 12 };
+	struct run r;
+	long ret;
+
+	/* 6.15+, prctl off: probed and restored in the same run */
+	simk_reset();
+	simk.next_id = 9;
+	setup(&r, PTIMER_OP_PROBE_RESTORE, PTIMER_MODE_EXACT, ids, 3);
+	ret = ptimer_blob_main(&r.a);
+	CHECK("probe-restore: prctl kernel: GET 0, 3 timers made and armed, prctl left off",
+	      ret == 0 && r.a.result == 0 && r.a.prctl_get == 0 && r.a.n_created == 3 && r.a.n_armed == 3 &&
+	      simk.restore_ids == 0 && simk.next_id == 9,
+	      "ret %ld get %d created %u armed %u mode %d next %d", ret, r.a.prctl_get, r.a.n_created,
+	      r.a.n_armed, simk.restore_ids, simk.next_id);
+	check_restored("probe-restore: IDs, sigevents, clocks and values as asked", &r);
+
+	/* exact-ID mode already on (another restore): nothing made */
+	simk_reset();
+	simk.restore_ids = 1;
+	setup(&r, PTIMER_OP_PROBE_RESTORE, PTIMER_MODE_EXACT, ids, 3);
+	ret = ptimer_blob_main(&r.a);
+	CHECK("probe-restore: mode already on: GET 1, no timer made, mode left as found",
+	      ret == 0 && r.a.prctl_get == 1 && simk.n_timers == 0 && simk.calls.timer_create == 0 &&
+	      simk.restore_ids == 1,
+	      "ret %ld get %d timers %zu creates %ld", ret, r.a.prctl_get, simk.n_timers,
+	      simk.calls.timer_create);
+
+	/* before 6.15: the probe of PTIMER_OP_PROBE, nothing more */
+	simk_reset();
+	simk.prctl_supported = 0;
+	simk.next_id = 4;
+	setup(&r, PTIMER_OP_PROBE_RESTORE, PTIMER_MODE_EXACT, ids, 3);
+	ret = ptimer_blob_main(&r.a);
+	CHECK("probe-restore: old kernel: as PROBE (timers[0] kept when the counter gives its ID)",
+	      ret == 0 && r.a.prctl_get == -PTIMER_EINVAL && r.a.probe_id == 4 && r.a.n_created == 1 &&
+	      simk.n_timers == 1 && simk_find(4) && r.a.phase != 2,
+	      "ret %ld get %d probe_id %d created %u timers %zu", ret, r.a.prctl_get, r.a.probe_id,
+	      r.a.n_created, simk.n_timers);
+
+	/* linear asked on a prctl kernel: probed only */
+	simk_reset();
+	simk.next_id = 30;
+	setup(&r, PTIMER_OP_PROBE_RESTORE, PTIMER_MODE_LINEAR, ids, 3);
+	ret = ptimer_blob_main(&r.a);
+	CHECK("probe-restore: linear asked: probe only, no exact-ID create",
+	      ret == 0 && r.a.prctl_get == 0 && r.a.probe_id == 30 && simk.restore_ids == 0 &&
+	      simk.n_timers == 0,
+	      "ret %ld get %d probe_id %d timers %zu", ret, r.a.prctl_get, r.a.probe_id, simk.n_timers);
+
+	/* a create fails half-way: what was made is deleted, prctl off */
+	simk_reset();
+	simk.eagain_after = 1;
+	setup(&r, PTIMER_OP_PROBE_RESTORE, PTIMER_MODE_EXACT, ids, 3);
+	ret = ptimer_blob_main(&r.a);
+	CHECK("probe-restore: create fails at timer 1: -EAGAIN, nothing left, prctl off",
+	      ret == -PTIMER_EAGAIN && r.a.result == -PTIMER_EAGAIN && r.a.fail_index == 1 &&
+	      simk.n_timers == 0 && simk.restore_ids == 0,
+	      "ret %ld fail_index %u timers %zu mode %d", ret, r.a.fail_index, simk.n_timers, simk.restore_ids);
+}
+
 static void test_gettime(void)
 {
 	static const int32_t ids[] = { 3, 70000, 2000000000 };
@@ -748,7 +811,7 @@ int main(void)
 {
 	int rc;
 
-	rc = CHECK_RUN(CHECK_TEST(test_abi_and_op), CHECK_TEST(test_probe),
+	rc = CHECK_RUN(CHECK_TEST(test_abi_and_op), CHECK_TEST(test_probe), CHECK_TEST(test_probe_restore),
 	               CHECK_TEST(test_probe_keeps_first), CHECK_TEST(test_gettime),
 	               CHECK_TEST(test_exact), CHECK_TEST(test_linear_basic),
 	               CHECK_TEST(test_linear_counter_case), CHECK_TEST(test_linear_wrap),
