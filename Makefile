@@ -50,6 +50,9 @@ endif
 ifeq ($(origin CC),default)
 CC      := $(CROSS_COMPILE)gcc
 endif
+ifeq ($(origin AR),default)
+AR      := $(CROSS_COMPILE)ar
+endif
 OBJCOPY ?= $(CROSS_COMPILE)objcopy
 READELF ?= $(CROSS_COMPILE)readelf
 PROTOC_C ?= protoc-c
@@ -170,8 +173,13 @@ $(B)/plugin/ptimer_plugin.o: plugin/ptimer_plugin.c Makefile | $(PROTO_H)
 	@[ -n "$(CRIU_PLUGIN_H)" ] || { echo "no criu-plugin.h: run 'make deps'" >&2; exit 1; }
 	@[ -n "$(PLUGIN_CAN_DUMP)" ] || echo "warning: $(PLUGIN_NO_DUMP)" >&2
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(PLUGIN_CFLAGS) -fPIC -c -o $@ $<
-$(B)/ptimer_plugin.so: $(PLUGIN_SRCS:%.c=$(B)/%.o) $(LIB_OBJS)
-	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -o $@ $^ -lprotobuf-c -ljson-c -lcap -lnl-3
+# The plugin takes from the shared objects only what it calls (an archive),
+# and needs no library it does not call (--as-needed): criu loads it into
+# every restore, where each library more is a cost (json-c is the tool's).
+$(B)/libptimer.a: $(LIB_OBJS)
+	rm -f $@ && $(AR) rcs $@ $^
+$(B)/ptimer_plugin.so: $(PLUGIN_SRCS:%.c=$(B)/%.o) $(B)/libptimer.a
+	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -o $@ $^ -Wl,--as-needed -lprotobuf-c -ljson-c -lcap -lnl-3
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
