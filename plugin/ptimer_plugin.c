@@ -1078,22 +1078,121 @@ static int take_core_timers(struct ptimer_image *img, const struct ptimer_criu_c
 }
 
 /*
+ * criu without exact IDs (4.1, or any criu on a kernel before 6.15) makes
+ * a task's timers in ascending ID order, each by timer_create until the
+ * kernel's per-process counter, 0 in the new process, gives its ID,
+ * deleting the others (criu/pie/restorer.c create_posix_timers()): right
+ * for any set, and as fast as ptimer's own linear mode, but one
+ * create/delete pair per ID skipped.  ptimer's restore of a task costs
+ * about as much as 256 such pairs (0.3-0.4 ms against 1.4 us a pair:
+ * test/bench.sh (d) and (h)), so up to that many criu is left to do it.
+ */
+#define CRIU_LOOP_PAIRS_MAX	256
+
+/*
+ * The create/delete pairs criu's loop needs for the task's timers (their
+ * largest ID + 1 - how many), from the image or, where it lists none,
+ * criu's core image; into *pairs.  Returns 0 or -errno (err set).
+ */
+static int criu_loop_pairs(const struct planned *p, const char *dir, uint64_t *pairs, struct ptimer_err *err)
+{
+	const struct ptimer_image *img = &p->img;
+	struct ptimer_timer *ct = NULL;
+	const struct ptimer_timer *tm = img->timers;
+	uint32_t n = img->n_timers;
+	int64_t max = -1;
+	int ret = 0;
+
+	if (img->timers_in_core) {
+		struct ptimer_criu_core *c = NULL;
+
+		ret = ptimer_criu_core_open(dir, p->vpid, &c, err);
+		if (!ret)
+			ret = ptimer_criu_core_timers(c, &ct, &n, err);
+		ptimer_criu_core_close(c);
+		tm = ct;
+	}
+	for (uint32_t i = 0; !ret && i < n; i++)
+		if (tm[i].timer_id > max)
+			max = tm[i].timer_id;
+	*pairs = (uint64_t)(max + 1) - n;
+	free(ct);
+	return ret;
+}
+
+/*
+ * Does criu, making IDs by its loop, restore this task as ptimer would?
+ * When the set is cheap for the loop (CRIU_LOOP_PAIRS_MAX, *pairs) and what
+ * criu does not make (a pending expiry, a timer on another thread's CPU
+ * clock, one aimed at a pid-namespace leader) ptimer can complete after
+ * it, as it does after criu 4.2: those completions need the exact-ID prctl
+ * here (prctl).  Older images, which do not count those, are ptimer's.
+ * why: the reason when not.
+ */
+static bool criu_loop_cheap(const struct planned *p, const char *dir, bool prctl, uint64_t *pairs,
+			    char *why, size_t len)
+{
+	const struct ptimer_image *img = &p->img;
+	struct ptimer_err err;
+
+	*pairs = 0;
+	if (!img->counts_known) {
+		snprintf(why, len, "its image (an older ptimer's) does not count what criu would not make");
+		return false;
+	}
+	if (!prctl && (img->n_pending || img->n_clock_tid || img->n_leader_aimed)) {
+		snprintf(why, len, "completing what criu makes (a pending expiry, a thread CPU clock, a pid-namespace "
+			 "leader's timer) needs the exact-ID prctl, which this kernel lacks");
+		return false;
+	}
+	if (criu_loop_pairs(p, dir, pairs, &err)) {
+		snprintf(why, len, "%s", err.msg);
+		return false;
+	}
+	if (*pairs > CRIU_LOOP_PAIRS_MAX) {
+		snprintf(why, len, "criu's loop would need %llu create/delete pairs (more than %d)",
+			 (unsigned long long)*pairs, CRIU_LOOP_PAIRS_MAX);
+		return false;
+	}
+	return true;
+}
+
+static unsigned int n_loop_left, n_loop_taken;	/* criu_loop_cheap's answers, for the log */
+
+/*
  * One task's plan: who restores its timers, and what that needs of criu's
  * core image (read for the timing, stripped for ptimer to restore).
  */
-static int plan_task(struct planned *p, const char *dir, bool exact, struct ptimer_err *err)
+static int plan_task(struct planned *p, const char *dir, bool exact, bool prctl, struct ptimer_err *err)
 {
 	struct ptimer_image *img = &p->img;
 	struct ptimer_criu_core *c = NULL;
 	bool need_state, strip, take;
+	bool auto_ = img->criu_mode == PTIMER_CRIU_AUTO && conf.criu_mode != PTIMER_CRIU_TAKEOVER;
+	uint64_t pairs = 0;
+	char why[640] = "";
 	int ret;
 
 	if (img->criu_mode == PTIMER_CRIU_NATIVE)
 		p->how = HOW_VERIFY;
-	else if (img->criu_mode == PTIMER_CRIU_AUTO && exact && conf.criu_mode != PTIMER_CRIU_TAKEOVER)
+	else if (auto_ && exact)
+		p->how = HOW_CRIU;
+	else if (auto_ && criu_loop_cheap(p, dir, prctl, &pairs, why, sizeof(why)))
 		p->how = HOW_CRIU;
 	else
 		p->how = HOW_PTIMER;
+	if (auto_ && !exact) {
+		if (p->how == HOW_CRIU)
+			n_loop_left++;
+		else
+			n_loop_taken++;
+		if (p->how == HOW_CRIU)
+			ptimer_log(PTIMER_LOG_DEBUG, "task vpid %d: criu's create/delete loop makes its timer IDs in "
+				   "%llu pairs (at most %d): left to criu", p->vpid, (unsigned long long)pairs,
+				   CRIU_LOOP_PAIRS_MAX);
+		else
+			ptimer_log(PTIMER_LOG_DEBUG, "task vpid %d: ptimer restores its timers: %s", p->vpid, why);
+	}
 	/*
 	 * A plugin ahead may keep RESUME_DEVICES_LATE from us: criu must then
 	 * restore the timers itself, so its core image is left whole.
@@ -1217,12 +1316,13 @@ static int prepare_restore(void)
 	char dir[4096], path[4400];
 	size_t cap = 0;
 	struct dirent *de;
-	bool exact;
+	bool exact, has_prctl;
 	struct ptimer_criu_task *tree = NULL;
 	uint32_t n_tree = 0;
 	int ret = 0, auto_seen = 0;
 	DIR *d;
 
+	n_loop_left = n_loop_taken = 0;
 	image_dir(dir, sizeof(dir));
 	clean_leftovers(dir);
 	d = opendir(dir);
@@ -1257,12 +1357,15 @@ static int prepare_restore(void)
 		qsort(plan, n_plan, sizeof(*plan), cmp_vpid);
 	auto_seen = auto_seen || (n_plan && conf.criu_mode == PTIMER_CRIU_AUTO);
 	exact = auto_seen && can_criu_restore_exact();
+	has_prctl = prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS, PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) >= 0;
 	if (!ret && auto_seen)
 		ptimer_log(PTIMER_LOG_INFO, "criu-mode auto: %s: %s", criu_exact_why,
 			   exact && conf.criu_mode != PTIMER_CRIU_TAKEOVER ?
 			   "criu restores the timers it saved right, ptimer the rest" :
 			   exact ? "but criu-mode takeover in the restore's settings: ptimer restores every task's timers" :
-			   "ptimer restores every task's timers");
+			   conf.criu_mode == PTIMER_CRIU_TAKEOVER ?
+			   "criu-mode takeover in the restore's settings: ptimer restores every task's timers" :
+			   "ptimer restores the timers of the tasks whose IDs that loop would reach slowly");
 	if (!ret && n_plan && ptimer_criu_pstree_read(dir, &tree, &n_tree, &err)) {
 		/* criu fails such a restore itself */
 		ptimer_log(PTIMER_LOG_DEBUG, "%s; the ptimers images are not checked against it", err.msg);
@@ -1299,9 +1402,13 @@ static int prepare_restore(void)
 		if (!ret)
 			ret = check_of_checkpoint(dir, p, tree, n_tree, &err);
 		if (!ret)
-			ret = plan_task(p, dir, exact, &err);
+			ret = plan_task(p, dir, exact, has_prctl, &err);
 	}
 	ptimer_criu_pstree_free(tree, n_tree);
+	if (!ret && n_loop_left + n_loop_taken)
+		ptimer_log(PTIMER_LOG_INFO, "criu-mode auto: %u task%s left to criu's create/delete loop (at most %d "
+			   "pairs each), %u restored by ptimer", n_loop_left, n_loop_left == 1 ? "" : "s",
+			   CRIU_LOOP_PAIRS_MAX, n_loop_taken);
 	if (!ret)
 		ret = overlay_switch(&err);
 	if (!ret && ptimer_fault("restore-init"))
@@ -1438,11 +1545,13 @@ static int ptimer_plugin_resume_late(int pid)
 	struct ptimer_task t;
 	struct ptimer_err err;
 	struct planned *p;
-	pid_t vpid = ptimer_proc_nspid(pid, pid);
+	pid_t vpid;
 	int ret;
 
-	if (pid <= 0)
+	/* no ptimers image in the checkpoint: nothing of ours, not even a look */
+	if (pid <= 0 || !n_plan)
 		return -ENOTSUP;
+	vpid = ptimer_proc_nspid(pid, pid);
 	if (vpid == -EINVAL)
 		vpid = pid;
 	if (vpid <= 0) {

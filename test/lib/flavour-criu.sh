@@ -243,12 +243,75 @@ plugin_log() {
 		# exact-ID prctl restores what it saved right; the rest, and
 		# everything under 4.1, is ptimer's
 		auto_decision "$1" "$2" || return 1
-		if [ "$AUTO_EXACT" = yes ] && grep -qE 'ptimer: .*criu restored its ([0-9]+ )?POSIX timers(, all of them from its core image)? \(criu-mode auto\)' "$2/restore.log"; then
+		if [ "$AUTO_EXACT" = yes ] && criu_restored "$2"; then
 			pass "$1/criu-restored: $(grep -o 'ptimer: .*criu restored its.*' "$2/restore.log" | head -n1 | cut -c1-120)"
 			! grep -q 'ptimer: .*POSIX timers restored,' "$2/restore.log" || info "$1: some tasks taken over"
+		elif [ "$AUTO_EXACT" = no ]; then
+			criu_loop "$1" "$2"
 		else
 			plugin_restored "$1" "$2"
 		fi ;;
+	esac
+}
+
+# criu_restored IMG: the plugin's line for a task whose timers criu made
+criu_restored() {
+	grep -qE 'ptimer: .*criu restored its ([0-9]+ )?POSIX timers(, all of them from its core image)? \(criu-mode auto\)' "$1/restore.log"
+}
+
+# criu_loop NAME IMG: under a criu that makes timer IDs by its
+# create/delete loop (4.1, or a kernel without the exact-ID prctl), the
+# plugin's line for the restored root task: left to that loop with the
+# number of create/delete pairs its timer IDs cost the loop (largest ID + 1
+# - how many, as /proc/PID/timers shows them now), at most the bound the
+# log names; else restored by ptimer for a reason the line gives: the loop
+# over the bound (the same count), or, on a kernel without the prctl,
+# completions that need it.  Then the line of whoever made them.
+criu_loop() {
+	local name=$1 img=$2 line bound vpid pairs got said reason
+	line=$(grep -oE "ptimer: criu-mode auto: [0-9]+ tasks? left to criu's create/delete loop \(at most [0-9]+ pairs each\), [0-9]+ restored by ptimer" "$img/restore.log" | head -n1)
+	if [ -z "$line" ]; then
+		fail "$name/criu-loop" "no 'ptimer: criu-mode auto: N tasks left to criu's create/delete loop ...' in restore.log: $(logtail "$img/restore.log")"
+		return 1
+	fi
+	bound=$(sed -E 's/.*at most ([0-9]+) pairs.*/\1/' <<<"$line")
+	vpid=$(awk '/^NSpid:/ { print $NF }' "/proc/$RPID/status" 2>/dev/null)
+	pairs=$(awk '/^ID:/ { n++; if ($2 + 0 > m) m = $2 + 0 } END { print n ? m + 1 - n : -1 }' "/proc/$RPID/timers" 2>/dev/null)
+	if [ -z "$vpid" ] || [ -z "$pairs" ]; then
+		fail "$name/criu-loop" "restored root $RPID: cannot read its NSpid or timers"
+		return 1
+	fi
+	if [ "$pairs" -lt 0 ]; then
+		pass "$name/criu-loop: the root task has no timer (${line#ptimer: criu-mode auto: })"
+		return 0
+	fi
+	got=$(grep -oE "ptimer: task vpid $vpid: (criu's create/delete loop makes its timer IDs in [0-9]+ pairs \(at most [0-9]+\): left to criu|ptimer restores its timers: .*)" "$img/restore.log" | head -n1)
+	said=$(sed -nE "s/.*(in|need) ([0-9]+) (create\/delete )?pairs.*/\2/p" <<<"$got")
+	reason=
+	case $got in
+	*"left to criu")
+		[ "$said" = "$pairs" ] && [ "$pairs" -le "$bound" ] || reason="left to criu, but its IDs need $pairs pairs (bound $bound)" ;;
+	*"criu's loop would need"*)
+		[ "$said" = "$pairs" ] && [ "$pairs" -gt "$bound" ] || reason="taken for $said pairs, but its IDs need $pairs (bound $bound)" ;;
+	*"needs the exact-ID prctl"*)
+		! "$INST/usr/bin/ptimer" check 2>/dev/null | grep -q '^exact timer IDs.* yes ' ||
+			reason="taken for want of the exact-ID prctl, which this kernel has" ;;
+	"") reason="no line for the task" ;;
+	*) reason="an unexpected reason" ;;
+	esac
+	if [ -n "$reason" ]; then
+		fail "$name/criu-loop" "root task (vpid $vpid): $reason: ${got#ptimer: }"
+		return 1
+	fi
+	pass "$name/criu-loop: root task (vpid $vpid), IDs worth $pairs pairs: ${got#ptimer: task vpid $vpid: }"
+	case $got in
+	*"left to criu")
+		if criu_restored "$img"; then
+			pass "$name/criu-restored: $(grep -o 'ptimer: .*criu restored its.*' "$img/restore.log" | head -n1 | cut -c1-120)"
+		else
+			fail "$name/criu-restored" "no 'ptimer: ... criu restored its ... POSIX timers' in restore.log: $(logtail "$img/restore.log")"
+		fi ;;
+	*) plugin_restored "$name" "$img" ;;
 	esac
 }
 
