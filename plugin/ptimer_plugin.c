@@ -81,6 +81,7 @@
 #include "core/restore.h"
 #include "core/rseq.h"
 #include "core/task.h"
+#include "core/util.h"
 #include "core/timer_state.h"
 #include "lib/procfs.h"
 #include "plugin/conf.h"
@@ -114,12 +115,13 @@ struct planned {
 	pid_t vpid;
 	enum how how;
 	bool seen;		/* RESUME_DEVICES_LATE came for it */
+	bool work;		/* RESUME_DEVICES_LATE has work for ptimer */
 	uint32_t n_timers;	/* in the image (img holds none when criu
 				   restores them and nothing else needs them) */
 	struct ptimer_image img;
 };
 static struct planned *plan;
-static size_t n_plan;
+static size_t n_plan, n_work;	/* tasks planned, those with work for ptimer */
 
 /*
  * Timers of a task in a pid namespace aimed at its leader
@@ -218,6 +220,37 @@ static void criu_log(int level, const char *where, const char *msg)
 		print_on_level(CRIU_LOG_DEBUG, PLUGIN_NAME ": %s\n", msg);
 		break;
 	}
+}
+
+/*
+ * What ptimer costs criu's run, phase by phase (CLOCK_MONOTONIC, ns): its
+ * init, its calls for the tasks (CHECKPOINT_DEVICES at dump,
+ * RESUME_DEVICES_LATE at restore, each timed whole) and its exit.  The
+ * exit says it in one info line (criu -v3 and up), which test/bench.sh
+ * prints beside criu's wall times.
+ */
+static struct {
+	uint64_t init_ns, tasks_ns, task_max_ns, exit_ns;
+	unsigned int n_tasks;
+} cost;
+
+static void cost_task(uint64_t ns)
+{
+	cost.n_tasks++;
+	cost.tasks_ns += ns;
+	if (ns > cost.task_max_ns)
+		cost.task_max_ns = ns;
+}
+
+static void cost_report(int stage)
+{
+	if (stage != CR_PLUGIN_STAGE__DUMP && stage != CR_PLUGIN_STAGE__RESTORE)
+		return;
+	ptimer_log(PTIMER_LOG_INFO, "time in ptimer (%s): init %.3f ms, %u task call%s %.3f ms (longest %.3f ms), "
+		   "exit %.3f ms, in all %.3f ms", stage == CR_PLUGIN_STAGE__DUMP ? "dump" : "restore",
+		   (double)cost.init_ns / 1e6, cost.n_tasks, cost.n_tasks == 1 ? "" : "s",
+		   (double)cost.tasks_ns / 1e6, (double)cost.task_max_ns / 1e6, (double)cost.exit_ns / 1e6,
+		   (double)(cost.init_ns + cost.tasks_ns + cost.exit_ns) / 1e6);
 }
 
 /*
@@ -330,7 +363,7 @@ static const char *criu_mode_name(enum ptimer_criu_mode m)
 
 static int prepare_restore(void);
 
-static int ptimer_plugin_init(int stage)
+static int plugin_init(int stage)
 {
 	struct ptimer_err err;
 
@@ -584,7 +617,7 @@ static void aim_back_all(void)
  * (criu's CUDA and AMD GPU plugins) is never kept from its hook.  A pid <= 0
  * (criu-dev's calls for the whole tree) is not a task of ours.
  */
-static int ptimer_plugin_checkpoint(int pid)
+static int plugin_checkpoint(int pid)
 {
 	struct ptimer_dump_opts o = { .strict = conf.strict };
 	enum ptimer_criu_mode mode = conf.criu_mode;
@@ -640,6 +673,15 @@ static int ptimer_plugin_checkpoint(int pid)
 fail:
 	ptimer_log(PTIMER_LOG_ERROR, "task %d: %s", pid, err.msg);
 	return ret < 0 && ret != -ENOTSUP ? ret : -1;
+}
+static int ptimer_plugin_checkpoint(int pid)
+{
+	uint64_t t0 = ptimer_now_ns();
+	int ret = plugin_checkpoint(pid);
+
+	if (pid > 0)
+		cost_task(ptimer_now_ns() - t0);
+	return ret;
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__CHECKPOINT_DEVICES, ptimer_plugin_checkpoint)
 
@@ -986,7 +1028,7 @@ static void free_plan(void)
 		ptimer_image_free(&plan[i].img);
 	free(plan);
 	plan = NULL;
-	n_plan = 0;
+	n_plan = n_work = 0;
 }
 
 static int cmp_vpid(const void *a, const void *b)
@@ -1387,13 +1429,13 @@ static int prepare_restore(void)
 	for (size_t i = 0; !ret && i < n_plan; i++) {
 		struct planned *p = &plan[i];
 
-		ret = check_of_checkpoint(dir, p, tree, n_tree, &err);
-		if (ret)
-			break;
 		/* criu restores them, and nothing else of ptimer's needs them */
 		if (p->img.criu_mode == PTIMER_CRIU_AUTO && exact && conf.criu_mode != PTIMER_CRIU_TAKEOVER &&
 		    p->img.counts_known && !p->img.n_pending && !p->img.n_clock_tid && !p->img.n_leader_aimed) {
 			p->how = HOW_CRIU;
+			/* its threads' slice state (in the head) is all ptimer uses */
+			if (slice_to_restore(&p->img))
+				ret = check_of_checkpoint(dir, p, tree, n_tree, &err);
 			continue;
 		}
 		ptimer_image_free(&p->img);
@@ -1405,6 +1447,21 @@ static int prepare_restore(void)
 			ret = plan_task(p, dir, exact, has_prctl, &err);
 	}
 	ptimer_criu_pstree_free(tree, n_tree);
+	for (size_t i = 0; !ret && i < n_plan; i++) {
+		struct planned *p = &plan[i];
+
+		p->work = p->how != HOW_CRIU || slice_to_restore(&p->img) || ptimer_image_pending(&p->img) ||
+			  clock_timers(&p->img) || p->img.n_leader_aimed;
+		n_work += p->work;
+		/* criu makes them with exact IDs (it checks each ID it gets:
+		 * criu/pie/restorer.c); nothing after it is ptimer's */
+		if (!p->work && p->img.timers_in_core)
+			ptimer_log(PTIMER_LOG_DEBUG, "task vpid %d: criu restores its POSIX timers, all of them from "
+				   "its core image (criu-mode auto); nothing of ptimer's after it", p->vpid);
+		else if (!p->work)
+			ptimer_log(PTIMER_LOG_DEBUG, "task vpid %d: criu restores its %u POSIX timers (criu-mode auto); "
+				   "nothing of ptimer's after it", p->vpid, p->n_timers);
+	}
 	if (!ret && n_loop_left + n_loop_taken)
 		ptimer_log(PTIMER_LOG_INFO, "criu-mode auto: %u task%s left to criu's create/delete loop (at most %d "
 			   "pairs each), %u restored by ptimer", n_loop_left, n_loop_left == 1 ? "" : "s",
@@ -1459,14 +1516,14 @@ static void report_ahead(int stage, int ret)
 		return;
 	}
 	for (size_t i = 0; i < n_plan; i++)
-		if (!plan[i].seen)
+		if (plan[i].work && !plan[i].seen)
 			ptimer_log(PTIMER_LOG_WARN, "task vpid %d: %s answered RESUME_DEVICES_LATE before ptimer: its "
 				   "%u timers are as criu restored them (a thread-CPU-clock timer in the leader, a "
 				   "pid-namespace leader's timer aimed at the process, a pending expiry as criu queues "
 				   "it, no rseq slice extension)", plan[i].vpid, ahead, plan[i].n_timers);
 }
 
-static void ptimer_plugin_exit(int stage, int ret)
+static void plugin_exit(int stage, int ret)
 {
 	report_ahead(stage, ret);
 	if (stage == CR_PLUGIN_STAGE__DUMP)
@@ -1538,7 +1595,7 @@ static void kill_task(pid_t pid)
 	free(tids);
 }
 
-static int ptimer_plugin_resume_late(int pid)
+static int plugin_resume_late(int pid)
 {
 	struct ptimer_restore_opts o = { .mode = conf.restore_mode, .rseq_slice = conf.rseq_slice };
 	struct ptimer_restore_stats st;
@@ -1548,8 +1605,8 @@ static int ptimer_plugin_resume_late(int pid)
 	pid_t vpid;
 	int ret;
 
-	/* no ptimers image in the checkpoint: nothing of ours, not even a look */
-	if (pid <= 0 || !n_plan)
+	/* nothing of ptimer's in any task (no image, or criu makes all): not even a look */
+	if (pid <= 0 || !n_work)
 		return -ENOTSUP;
 	vpid = ptimer_proc_nspid(pid, pid);
 	if (vpid == -EINVAL)
@@ -1566,18 +1623,8 @@ static int ptimer_plugin_resume_late(int pid)
 		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): no ptimers-%d.img, nothing to do", pid, vpid, vpid);
 		return -ENOTSUP;
 	}
-	if (p->how == HOW_CRIU && !slice_to_restore(&p->img) && !ptimer_image_pending(&p->img) &&
-	    !clock_timers(&p->img) && !p->img.n_leader_aimed) {
-		/* criu made them with exact IDs (it checks each ID it gets:
-		 * criu/pie/restorer.c); nothing is ptimer's */
-		if (p->img.timers_in_core)
-			ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): criu restored its POSIX timers, all of them "
-				   "from its core image (criu-mode auto)", pid, vpid);
-		else
-			ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): criu restored its %u POSIX timers "
-				   "(criu-mode auto)", pid, vpid, p->n_timers);
+	if (!p->work)		/* said at init */
 		return -ENOTSUP;
-	}
 	if (ptimer_fault("resume-late")) {
 		ret = ptimer_errf(&err, EIO, "injected failure in RESUME_DEVICES_LATE");
 		goto fail;
@@ -1625,6 +1672,35 @@ fail:
 	kill_task(pid);
 	return ret < 0 && ret != -ENOTSUP ? ret : -1;
 }
+static int ptimer_plugin_resume_late(int pid)
+{
+	uint64_t t0 = ptimer_now_ns();
+	int ret = plugin_resume_late(pid);
+
+	if (pid > 0)
+		cost_task(ptimer_now_ns() - t0);
+	return ret;
+}
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE, ptimer_plugin_resume_late)
+
+static int ptimer_plugin_init(int stage)
+{
+	uint64_t t0 = ptimer_now_ns();
+	int ret;
+
+	memset(&cost, 0, sizeof(cost));
+	ret = plugin_init(stage);
+	cost.init_ns = ptimer_now_ns() - t0;
+	return ret;
+}
+
+static void ptimer_plugin_exit(int stage, int ret)
+{
+	uint64_t t0 = ptimer_now_ns();
+
+	plugin_exit(stage, ret);
+	cost.exit_ns = ptimer_now_ns() - t0;
+	cost_report(stage);
+}
 
 CR_PLUGIN_REGISTER(PLUGIN_NAME, ptimer_plugin_init, ptimer_plugin_exit)

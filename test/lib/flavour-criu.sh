@@ -222,8 +222,8 @@ fl_criu_round() {
 			fail "$name/proc-timers" "/proc/PID/timers differ after the restore: $(diff "$D/timers.before" "$D/timers.after" | grep '^[<>]' | head -n 4 | tr '\n' ' ')"
 		fi
 	fi
-	# the plugin's line, then the program's own checks whatever it said
-	[ -z "$alone" ] && plugin_log "$name" "$img" "$envs"
+	# the plugin's lines, then the program's own checks whatever they said
+	[ -z "$alone" ] && plugin_log "$name" "$img" "$envs" && plugin_time "$name" "$img"
 	collect "$name" "$alone" "$CASE_TAG"
 }
 
@@ -244,7 +244,7 @@ plugin_log() {
 		# everything under 4.1, is ptimer's
 		auto_decision "$1" "$2" || return 1
 		if [ "$AUTO_EXACT" = yes ] && criu_restored "$2"; then
-			pass "$1/criu-restored: $(grep -o 'ptimer: .*criu restored its.*' "$2/restore.log" | head -n1 | cut -c1-120)"
+			pass "$1/criu-restored: $(grep -oE 'ptimer: .*criu restore[sd] its.*' "$2/restore.log" | head -n1 | cut -c1-120)"
 			! grep -q 'ptimer: .*POSIX timers restored,' "$2/restore.log" || info "$1: some tasks taken over"
 		elif [ "$AUTO_EXACT" = no ]; then
 			criu_loop "$1" "$2"
@@ -255,8 +255,10 @@ plugin_log() {
 }
 
 # criu_restored IMG: the plugin's line for a task whose timers criu made
+# (at init, "restores", when nothing after criu is ptimer's; else after its
+# completions, "restored")
 criu_restored() {
-	grep -qE 'ptimer: .*criu restored its ([0-9]+ )?POSIX timers(, all of them from its core image)? \(criu-mode auto\)' "$1/restore.log"
+	grep -qE 'ptimer: .*criu restore[sd] its ([0-9]+ )?POSIX timers(, all of them from its core image)? \(criu-mode auto\)' "$1/restore.log"
 }
 
 # criu_loop NAME IMG: under a criu that makes timer IDs by its
@@ -307,12 +309,41 @@ criu_loop() {
 	case $got in
 	*"left to criu")
 		if criu_restored "$img"; then
-			pass "$name/criu-restored: $(grep -o 'ptimer: .*criu restored its.*' "$img/restore.log" | head -n1 | cut -c1-120)"
+			pass "$name/criu-restored: $(grep -oE 'ptimer: .*criu restore[sd] its.*' "$img/restore.log" | head -n1 | cut -c1-120)"
 		else
-			fail "$name/criu-restored" "no 'ptimer: ... criu restored its ... POSIX timers' in restore.log: $(logtail "$img/restore.log")"
+			fail "$name/criu-restored" "no 'ptimer: ... criu restores/restored its ... POSIX timers' in restore.log: $(logtail "$img/restore.log")"
 		fi ;;
 	*) plugin_restored "$name" "$img" ;;
 	esac
+}
+
+# plugin_time NAME IMG: at dump and at restore the plugin's line of its own
+# time, "time in ptimer (STAGE): init X ms, N task calls Y ms (longest Z
+# ms), exit W ms, in all T ms": N the calls criu logged for its hook
+# (CHECKPOINT_DEVICES, 11; RESUME_DEVICES_LATE, 9: criu's -v4 line per
+# call; criu-dev also calls it for the whole tree, which ptimer does not
+# count), T their sum.
+plugin_time() {
+	local name=$1 img=$2 st hook line n calls sum
+	for st in dump restore; do
+		hook=9
+		[ $st = dump ] && hook=11
+		line=$(grep -oE "ptimer: time in ptimer \($st\): init [0-9.]+ ms, [0-9]+ task calls? [0-9.]+ ms \(longest [0-9.]+ ms\), exit [0-9.]+ ms, in all [0-9.]+ ms" "$img/$st.log" | tail -n 1)
+		if [ -z "$line" ]; then
+			fail "$name/plugin-time-$st" "no 'ptimer: time in ptimer ($st): ...' line in $st.log: $(logtail "$img/$st.log")"
+			return 1
+		fi
+		n=$(sed -E 's/.*ms, ([0-9]+) task call.*/\1/' <<<"$line")
+		calls=$(grep -c "plugin: \`ptimer' hook $hook -> " "$img/$st.log")
+		sum=$(awk -v l="$line" 'BEGIN { n = split(l, w, " "); for (i = 1; i <= n; i++) if (w[i + 1] == "ms" || w[i + 1] == "ms,") v[++k] = w[i]
+			# init, tasks, exit, all ("(longest Z ms)," is not one)
+			d = v[1] + v[2] + v[3] - v[4]; print (d < 0.01 && d > -0.01) ? "ok" : "off by " d }')
+		if { [ "$n" = "$calls" ] || { [ -n "${PTIMER_CRIU_DEV:-}" ] && [ "$n" -le "$calls" ]; }; } && [ "$sum" = ok ]; then
+			pass "$name/plugin-time-$st: ${line#ptimer: }"
+		else
+			fail "$name/plugin-time-$st" "criu called the hook $calls times, the line counts $n calls; its sum is $sum: $line"
+		fi
+	done
 }
 
 plugin_restored() {
