@@ -151,8 +151,10 @@ prepare() {
 # tree_round CASE NPROC NTIMERS MODE: start bench_tree NPROC NTIMERS, criu
 # dump it (MODE plugin: with --libdir; takeover: the same, with criu-mode
 # takeover), criu restore -d the image the same way, check every restored
-# process holds NTIMERS timers, kill the tree.
-# DTIME, RTIME (seconds) set; TREE_WHY on failure.
+# process holds NTIMERS timers, kill the tree.  criu logs at -v3 in every
+# mode, where the plugin says its own time per phase (phases, below).
+# DTIME, RTIME (seconds), DPH, RPH (the plugin's phases, "-" alone) set;
+# TREE_WHY on failure.
 tree_round() {
 	local tc=$1 nproc=$2 ntim=$3 mode=$4 d=$W/tree-$1 img=$W/tree-$1.img lib=() pid t0 n nbad p procs cmode=auto
 	[ "$mode" != alone ] && lib=(--libdir "$LIBDIR")
@@ -167,7 +169,7 @@ tree_round() {
 	fi
 	pid=$(cat "$d/pid")
 	t0=$EPOCHREALTIME
-	PTIMER_CRIU_MODE=$cmode timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$pid" -D "$img" -o dump.log "${lib[@]}" >"$img/dump.out" 2>&1
+	PTIMER_CRIU_MODE=$cmode timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$pid" -D "$img" -v3 -o dump.log "${lib[@]}" >"$img/dump.out" 2>&1
 	RC=$?
 	DTIME=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
 	if [ "$RC" -ne 0 ]; then
@@ -176,9 +178,15 @@ tree_round() {
 		return 1
 	fi
 	wait_until 100 gone "$pid"
-	restore "$img" "${lib[@]}" -o restore.log
+	restore "$img" "${lib[@]}" -v3 -o restore.log
 	if [ "$RC" -ne 0 ]; then
 		TREE_WHY="criu restore exit $RC: $(logtail "$img/restore.log")"
+		return 1
+	fi
+	DPH=$(phases "$img/dump.log" dump) RPH=$(phases "$img/restore.log" restore)
+	if [ "$mode" != alone ] && { [ "$DPH" = - ] || [ "$RPH" = - ]; }; then
+		TREE_WHY="no 'ptimer: time in ptimer' line in dump.log or restore.log"
+		kill -KILL -- "-$RPID" 2>/dev/null
 		return 1
 	fi
 	# every process of the restored tree, with its timers
@@ -195,9 +203,24 @@ tree_round() {
 		return 1
 	fi
 }
+# phases LOG STAGE: the plugin's own time in criu's run, from its line
+# "time in ptimer (STAGE): init X ms, N task calls Y ms (longest Z ms),
+# exit W ms, in all T ms", as "X/Y/W/T" (ms); "-" when there is none.
+phases() {
+	sed -nE "s#.*ptimer: time in ptimer \($2\): init ([0-9.]+) ms, [0-9]+ task calls? ([0-9.]+) ms \(longest [0-9.]+ ms\), exit ([0-9.]+) ms, in all ([0-9.]+) ms.*#\1/\2/\3/\4#p" "$1" | tail -n 1 | grep . || echo -
+}
+# phase_median "X/Y/W/T ..." : each of the four the median of the runs
+phase_median() {
+	local k out=
+	for k in 1 2 3 4; do
+		out+=$(printf '%s\n' $1 | grep -v '^-$' | cut -d/ -f$k | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }')
+		[ $k -lt 4 ] && out+=/
+	done
+	echo "$out"
+}
 if [ "$what" = bench ]; then
 	RUNS=${PTIMER_BENCH_RUNS:-3}
-	SETS=${PTIMER_BENCH_SETS:-stride sparse100k tree-300x0 tree-300x1 tree-4x20000}
+	SETS=${PTIMER_BENCH_SETS:-stride sparse100k tree-1x7 tree-300x0 tree-300x1 tree-4x20000}
 	median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 	for sc in stride sparse100k; do
 		[[ " $SETS " == *" $sc "* ]] || continue
@@ -207,7 +230,7 @@ if [ "$what" = bench ]; then
 			lib=()
 			[ "$mode" = plugin ] && lib=(--libdir "$LIBDIR")
 			dump "$name" "$D.img" -- "${lib[@]}" || { kill_wait "$PID"; continue; }
-			times=() traced=()
+			times=() traced=() rph=
 			for ((r = 0; r < RUNS; r++)); do
 				# -v4 in every run and mode: the traced-syscall lines
 				# carry the timestamps the TRACED column comes from
@@ -217,6 +240,7 @@ if [ "$what" = bench ]; then
 					continue 2
 				fi
 				times+=("$RTIME")
+				rph+="$(phases "$D.img/restore.log" restore) "
 				traced+=("$(awk '/is going to execute the syscall/ { t = substr($1, 2) + 0; if (a == "") a = t; b = t }
 					END { printf "%.6f", (a == "") ? 0 : b - a }' "$D.img/restore.log")")
 				n=$(grep -c '^ID:' "/proc/$RPID/timers")
@@ -232,6 +256,7 @@ if [ "$what" = bench ]; then
 				awk -v t="$RTIME" 'BEGIN { exit !(t > 20) }' && break
 			done
 			echo "bench: $suite $CRIU_VERSION $sc $mode $(printf '%s\n' "${times[@]}" | median) $(printf '%s\n' "${traced[@]}" | median) ${times[*]}"
+			[ "$mode" = plugin ] && echo "bench-phases: $suite $CRIU_VERSION $sc $mode - $(phase_median "$rph")"
 		done
 	done
 	# Trees: criu dump + criu restore -d of a whole tree, alone and with
@@ -240,12 +265,15 @@ if [ "$what" = bench ]; then
 	# criu-mode takeover (auto leaves the timers to criu there).
 	tmodes="alone plugin"
 	case $CRIU_VERSION in 4.[2-9]* | [5-9].*) tmodes="alone plugin takeover" ;; esac
-	for tc in 300x0 300x1 4x20000; do
+	for tc in 1x7 300x0 300x1 4x20000; do
 		[[ " $SETS " == *" tree-$tc "* ]] || continue
 		nproc=${tc%x*} ntim=${tc#*x}
-		declare -A dt=() rt=()
+		# one small process restores in a few ms: more runs for a median
+		runs=$RUNS
+		[ "$tc" = 1x7 ] && runs=${PTIMER_BENCH_RUNS_SMALL:-$((RUNS * 3))}
+		declare -A dt=() rt=() dp=() rp=()
 		bad=
-		for ((r = 0; r < RUNS && !bad; r++)); do
+		for ((r = 0; r < runs && !bad; r++)); do
 			order=$tmodes
 			((r % 2)) && order=$(echo "$tmodes" | awk '{ for (i = NF; i > 0; i--) printf "%s%s", $i, (i > 1 ? " " : "") }')
 			for mode in $order; do
@@ -254,12 +282,14 @@ if [ "$what" = bench ]; then
 					bad=1
 					break
 				fi
-				dt[$mode]+="$DTIME " rt[$mode]+="$RTIME "
+				dt[$mode]+="$DTIME " rt[$mode]+="$RTIME " dp[$mode]+="$DPH " rp[$mode]+="$RPH "
 			done
 		done
 		[ -n "$bad" ] && continue
 		for mode in $tmodes; do
 			echo "bench-tree: $suite $CRIU_VERSION $tc $mode $(printf '%s\n' ${dt[$mode]} | median) $(printf '%s\n' ${rt[$mode]} | median) dump: ${dt[$mode]}restore: ${rt[$mode]}"
+			[ "$mode" = alone ] ||
+				echo "bench-phases: $suite $CRIU_VERSION $tc $mode $(phase_median "${dp[$mode]}") $(phase_median "${rp[$mode]}")"
 		done
 	done
 	exit 0
