@@ -101,6 +101,12 @@ enum { CRIU_LOG_ERROR = 1, CRIU_LOG_WARN = 2, CRIU_LOG_INFO = 3, CRIU_LOG_DEBUG 
 
 static struct ptimer_plugin_conf conf = { .criu_mode = PTIMER_CRIU_AUTO };
 
+#ifdef PTIMER_HAVE_CHECKPOINT_DEVICES
+/* The image directory of this dump, as image_dir() names it at the first
+ * task: one look per dump, not one per task (dump_image_dir). */
+static char dump_dir[4096];
+#endif
+
 /*
  * A task's restore, planned at init (prepare_restore) for
  * RESUME_DEVICES_LATE: its image (with the timing from criu's core image
@@ -390,6 +396,7 @@ static int plugin_init(int stage)
 #endif
 #ifdef PTIMER_HAVE_CHECKPOINT_DEVICES
 	if (stage == CR_PLUGIN_STAGE__DUMP) {
+		dump_dir[0] = 0;
 		find_ahead(CR_PLUGIN_HOOK__CHECKPOINT_DEVICES);
 		if (ahead[0])
 			ptimer_log(PTIMER_LOG_WARN, "loaded before ptimer and handling CHECKPOINT_DEVICES: %s; a "
@@ -437,13 +444,19 @@ static bool worth_an_image(const struct ptimer_image *img)
 	return img->n_timers || img->timers_in_core || slice_to_restore(img);
 }
 
+static const char *dump_image_dir(void)
+{
+	if (!dump_dir[0])
+		image_dir(dump_dir, sizeof(dump_dir));
+	return dump_dir;
+}
+
 static int write_image(struct ptimer_image *img, enum ptimer_criu_mode mode, struct ptimer_err *err)
 {
-	char dir[4096], path[4400];
+	char path[4400];
 
 	img->criu_mode = mode;
-	image_dir(dir, sizeof(dir));
-	ptimer_image_path(path, sizeof(path), dir, img->pid);
+	ptimer_image_path(path, sizeof(path), dump_image_dir(), img->pid);
 	return ptimer_image_write_flags(path, img, PTIMER_IMG_NOSYNC, err);
 }
 
@@ -454,10 +467,9 @@ static int write_image(struct ptimer_image *img, enum ptimer_criu_mode mode, str
  */
 static void drop_old_image(pid_t vpid)
 {
-	char dir[4096], path[4400];
+	char path[4400];
 
-	image_dir(dir, sizeof(dir));
-	ptimer_image_path(path, sizeof(path), dir, vpid);
+	ptimer_image_path(path, sizeof(path), dump_image_dir(), vpid);
 	if (unlink(path) && errno != ENOENT)
 		ptimer_log(PTIMER_LOG_WARN, "%s, an earlier dump's: cannot remove it: %s", path, strerror(errno));
 }

@@ -26,7 +26,7 @@
 #   (h) real criu, one small process (7 timers) and process trees (300 x
 #       0 timers, 300 x 1, 4 x 20,000): whole `criu dump` and `criu
 #       restore -d` (-v3), criu alone and with the plugin (its default,
-#       criu-mode auto) in turn, medians of 3 (9 for the small one),
+#       criu-mode auto) in turn, medians of 3 (15 for the small one),
 #       ratios; on 4.2.1 also criu-mode takeover.  Goals: <= 1.05 where
 #       the plugin has nothing to take over (4.2.1, auto), <= 1.10 where it
 #       restores timers (4.1.1, takeover).  Beside them the plugin's own
@@ -254,8 +254,13 @@ tfield() { awk -v s="$1" -v c="$2" -v m="$3" -v n="$4" '$1 == "bench-tree:" && $
 pfield() { awk -v s="$1" -v c="$2" -v m="$3" -v n="$4" '$1 == "bench-phases:" && $2 == s && $4 == c && $5 == m { v = $n } END { print (v == "") ? "-" : v }' "$TMP/criu.out"; }
 tratio() { [ "$1" = - ] || [ "$2" = - ] && echo "-" || ratio "$2" "$1"; }
 tgoal() { [ "$1" = - ] && echo "-" || echo "$1 $(goal "$1" "$2" | sed 's/NOT met/NOT/')"; }
-# ph X/Y/W/T (ms): "init X, tasks Y, exit W"
-ph() { [ "$1" = - ] && echo "-" || awk -F/ -v p="$1" 'BEGIN { split(p, v, "/"); printf "%.1f + %.1f + %.1f ms", v[1], v[2], v[3] }'; }
+# ph X/Y/W/T [ALONE]: "X + Y + W ms" (init, task calls, exit; ms), and
+# T as a share of ALONE (criu alone's wall time, s): what the plugin itself
+# added, free of the noise between runs
+ph() { [ "$1" = - ] && echo "-" || awk -v p="$1" -v a="${2:--}" 'BEGIN { split(p, v, "/"); printf "%.1f + %.1f + %.1f ms", v[1], v[2], v[3]
+	if (a != "-" && a > 0) printf " (%.1f%%)", v[4] / (a * 1000) * 100 }'; }
+# ms S: seconds as milliseconds
+msec() { [ "$1" = - ] && echo "-" || awk -v s="$1" 'BEGIN { printf "%.1f", s * 1000 }'; }
 what_tree() {
 	case $1 in
 	1x7) echo "1 process, 7 timers" ;;
@@ -264,22 +269,23 @@ what_tree() {
 	4x20000) echo "4 x 20,000 timers" ;;
 	esac
 }
-echo "(h) one process and process trees, whole \`criu dump\` and \`criu restore -d\` (-v3) wall time, criu"
-echo "    alone and with the plugin in turn, medians of 3 (9 for one process); ratio = with / alone;"
+echo "(h) one process and process trees, whole \`criu dump\` and \`criu restore -d\` (-v3) wall time in ms,"
+echo "    criu alone and with the plugin in turn, medians of 3 (15 for one process); ratio = with / alone;"
 echo "    goal <= 1.05 where the plugin has nothing to take over ($V2, auto), <= 1.10 where it restores"
-echo "    timers ($V1, takeover).  ptimer's own time, from its line in criu's log: init + task calls + exit:"
-printf '    | %-6s | %-34s | %-7s | %-7s | %-10s | %-20s | %-7s | %-7s | %-10s | %-20s |\n' criu tree "dump" "+ plugin" "ratio" \
+echo "    timers ($V1, takeover).  ptimer's own time, from its line in criu's log: init + task calls + exit"
+echo "    (medians), and in all as a share of criu alone's wall time:"
+printf '    | %-6s | %-34s | %-7s | %-8s | %-10s | %-27s | %-7s | %-8s | %-10s | %-27s |\n' criu tree "dump" "+ plugin" "ratio" \
 	"ptimer at dump" restore "+ plugin" ratio "ptimer at restore"
-printf '    |%s|\n' "--------|------------------------------------|---------|---------|------------|----------------------|---------|---------|------------|----------------------"
+printf '    |%s|\n' "--------|------------------------------------|---------|----------|------------|-----------------------------|---------|----------|------------|-----------------------------"
 row() {  # SUITE VERSION TREE MODE GOAL LABEL
 	local da dp ra rp
 	da=$(tfield "$1" "$3" alone 6); dp=$(tfield "$1" "$3" "$4" 6)
 	ra=$(tfield "$1" "$3" alone 7); rp=$(tfield "$1" "$3" "$4" 7)
 	[ "$dp" = - ] && [ "$rp" = - ] && return
-	printf '    | %-6s | %-34s | %-7s | %-7s | %-10s | %-20s | %-7s | %-7s | %-10s | %-20s |\n' "$2" "$6" \
-		"$(sec "$da" | sed 's/ s//')" "$(sec "$dp" | sed 's/ s//')" "$(tgoal "$(tratio "$da" "$dp")" "$5")" \
-		"$(ph "$(pfield "$1" "$3" "$4" 6)")" "$(sec "$ra" | sed 's/ s//')" "$(sec "$rp" | sed 's/ s//')" \
-		"$(tgoal "$(tratio "$ra" "$rp")" "$5")" "$(ph "$(pfield "$1" "$3" "$4" 7)")"
+	printf '    | %-6s | %-34s | %-7s | %-8s | %-10s | %-27s | %-7s | %-8s | %-10s | %-27s |\n' "$2" "$6" \
+		"$(msec "$da")" "$(msec "$dp")" "$(tgoal "$(tratio "$da" "$dp")" "$5")" \
+		"$(ph "$(pfield "$1" "$3" "$4" 6)" "$da")" "$(msec "$ra")" "$(msec "$rp")" \
+		"$(tgoal "$(tratio "$ra" "$rp")" "$5")" "$(ph "$(pfield "$1" "$3" "$4" 7)" "$ra")"
 }
 for tc in 1x7 300x0 300x1 4x20000; do
 	row trixie "$V1" "$tc" plugin 1.10 "$(what_tree "$tc")"
@@ -293,7 +299,7 @@ for tc in 1x7 300x0 300x1 4x20000; do
 done
 for s in stride sparse100k; do
 	p=$(awk -v s=trixie -v c="$s" '$1 == "bench-phases:" && $2 == s && $4 == c && $5 == "plugin" { v = $7 } END { print v }' "$TMP/criu.out")
-	[ -n "$p" ] && echo "    (e) $s, $V1 + plugin: ptimer at restore $(ph "$p") (median)"
+	[ -n "$p" ] && echo "    (e) $s, $V1 + plugin: ptimer at restore $(ph "$p" "$(field sid "$s" alone 6)") of $V2 alone (median)"
 done
 grep -E '^bench: .*tree-.*FAILED' "$TMP/criu.out" | sed 's/^bench: /(h) /'
 

@@ -171,7 +171,7 @@ tree_round() {
 	t0=$EPOCHREALTIME
 	PTIMER_CRIU_MODE=$cmode timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$pid" -D "$img" -v3 -o dump.log "${lib[@]}" >"$img/dump.out" 2>&1
 	RC=$?
-	DTIME=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+	DTIME=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.4f", b - a }')
 	if [ "$RC" -ne 0 ]; then
 		TREE_WHY="criu dump exit $RC: $(logtail "$img/dump.log")"
 		kill -KILL -- "-$pid" 2>/dev/null
@@ -270,7 +270,7 @@ if [ "$what" = bench ]; then
 		nproc=${tc%x*} ntim=${tc#*x}
 		# one small process restores in a few ms: more runs for a median
 		runs=$RUNS
-		[ "$tc" = 1x7 ] && runs=${PTIMER_BENCH_RUNS_SMALL:-$((RUNS * 3))}
+		[ "$tc" = 1x7 ] && runs=${PTIMER_BENCH_RUNS_SMALL:-$((RUNS * 5))}
 		declare -A dt=() rt=() dp=() rp=()
 		bad=
 		for ((r = 0; r < runs && !bad; r++)); do

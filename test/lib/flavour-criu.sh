@@ -70,7 +70,7 @@ restore() {
 	timeout -s KILL "$CRIU_TIMEOUT" criu restore -D "$img" -d --pidfile "$img/restored.pid" "$@" \
 		>"$img/restore.out" 2>&1
 	RC=$?
-	RTIME=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+	RTIME=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.4f", b - a }')
 	RPID=$(cat "$img/restored.pid" 2>/dev/null)
 }
 
