@@ -66,6 +66,7 @@
 #include <unistd.h>
 #include <poll.h>
 #include <sys/syscall.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <sys/prctl.h>
@@ -747,22 +748,62 @@ static void remove_overlay(int dirfd, const char *name)
 }
 
 /*
- * The guard: a process of its own that removes the overlay when criu dies
- * before exit(RESTORE) does it (criu SIGKILLed by timeout -k, the OOM
- * killer, a runtime that gives up).  It is forked twice and leaves criu's
- * session (criu's restore takes the exit of any child of its own for a
- * failure), is named ptimer-guard (what kills criu by name must not kill
- * it), keeps only the image directory and its pipe, and waits for criu's
- * exit (pidfd_open, Linux 5.3; else a look every 20 ms) or for the byte
- * guard_done() sends once exit(RESTORE) has removed the overlay itself.
+ * The guard: a process of its own that makes the overlay's directory and
+ * removes the overlay when criu dies before exit(RESTORE) does it (criu
+ * SIGKILLed by timeout -k, the OOM killer, a runtime that gives up).  It
+ * makes the directory itself, so that no instant has an overlay without a
+ * guard: killed before the guard made it, criu leaves nothing; after, the
+ * guard sees it die.  It is forked twice and leaves criu's session (criu's
+ * restore takes the exit of any child of its own for a failure), is named
+ * ptimer-guard (what kills criu by name must not kill it), keeps only the
+ * image directory and its pipes, sends the directory's name back, and
+ * waits for criu's exit (pidfd_open, Linux 5.3; else a look every 20 ms)
+ * or for the byte guard_done() sends once exit(RESTORE) has removed the
+ * overlay itself.
  */
 static int guard_fd = -1;	/* the write end of the guard's pipe, in criu */
 
-static void guard_run(pid_t criu, int rd, int dirfd)
+/* A fresh overlay directory in dirfd, OVERLAY_PREFIX and six random
+ * letters (unique across pid namespaces and hosts sharing the directory),
+ * mode 0700 until overlay_make gives it the directory's; into name.
+ * Returns 0 or -errno. */
+static int overlay_mkdir(int dirfd, char *name, size_t len)
+{
+	static const char abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+
+	for (int tries = 0; tries < 100; tries++) {
+		unsigned char r[6];
+		size_t at = (size_t)snprintf(name, len, OVERLAY_PREFIX);
+
+		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+			uint64_t x = ptimer_now_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)tries * 2654435761u;
+
+			memcpy(r, &x, sizeof(r));
+		}
+		for (size_t i = 0; i < sizeof(r) && at + 1 < len; i++)
+			name[at++] = abc[r[i] % (sizeof(abc) - 1)];
+		name[at] = 0;
+		if (!mkdirat(dirfd, name, 0700))
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+static void guard_run(pid_t criu, int rd, int wr, int dirfd)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, criu, 0);
 	struct pollfd pf[2] = { { .fd = rd, .events = POLLIN }, { .fd = pfd, .events = POLLIN } };
 	char c;
+
+	/* the overlay: made here, its name to criu (none: criu reads EOF) */
+	if (overlay_mkdir(dirfd, ov_name, sizeof(ov_name)))
+		_exit(0);
+	if (write(wr, ov_name, strlen(ov_name) + 1) < 0) {
+		/* criu is gone already: the poll below sees it */
+	}
+	close(wr);
 
 	for (;;) {
 		int n = poll(pf, pfd >= 0 ? 2 : 1, pfd >= 0 ? -1 : 20);
@@ -781,35 +822,54 @@ static void guard_run(pid_t criu, int rd, int dirfd)
 	_exit(0);
 }
 
-/* Close every descriptor but a and b (criu's service fds sit near its
- * RLIMIT_NOFILE): close_range(2), Linux 5.9, else one by one up to the limit. */
-static void close_all_but(int a, int b)
+/* Close every descriptor but the n of keep (criu's service fds sit near
+ * its RLIMIT_NOFILE): close_range(2), Linux 5.9, else one by one up to the
+ * limit. */
+static void close_all_but(const int *keep, int n)
 {
-	int lo = a < b ? a : b, hi = a < b ? b : a;
-	const unsigned int r[3][2] = { { 0, (unsigned int)lo - 1 }, { (unsigned int)lo + 1, (unsigned int)hi - 1 },
-				       { (unsigned int)hi + 1, ~0u } };
+	unsigned int lo = 0;
 
-	for (int i = 0; i < 3; i++) {
-		if (r[i][0] > r[i][1] || (i == 0 && lo == 0))
-			continue;
-		if (syscall(SYS_close_range, r[i][0], r[i][1], 0) < 0) {
+	for (;;) {
+		unsigned int next = ~0u;
+
+		/* the lowest kept descriptor at or above lo */
+		for (int i = 0; i < n; i++)
+			if (keep[i] >= 0 && (unsigned int)keep[i] >= lo && (unsigned int)keep[i] < next)
+				next = (unsigned int)keep[i];
+		if (next > lo && syscall(SYS_close_range, lo, next - 1, 0) < 0) {
 			long max = sysconf(_SC_OPEN_MAX);
 
-			for (long fd = r[i][0]; fd <= (long)r[i][1] && fd < max; fd++)
+			for (long fd = lo; fd < (long)next && fd < max; fd++)
 				close((int)fd);
 		}
+		if (next == ~0u)
+			break;
+		lo = next + 1;
 	}
 }
 
-static void guard_start(int dirfd)
+/*
+ * The guard started, and the overlay's directory made by it in dirfd, its
+ * name in ov_name.  Returns 0; -ECHILD when no guard could be started
+ * (said in a warning), -EIO when the guard could not make the directory:
+ * criu then makes it itself (overlay_make), with no guard.
+ */
+static int guard_start(int dirfd)
 {
 	pid_t criu = getpid(), child;
-	int p[2], st;
+	int p[2], q[2], st;
+	ssize_t n;
 
-	if (guard_fd >= 0 || pipe2(p, O_CLOEXEC))
-		return;
+	if (pipe2(p, O_CLOEXEC))
+		goto no_guard;
+	if (pipe2(q, O_CLOEXEC)) {
+		close(p[0]);
+		close(p[1]);
+		goto no_guard;
+	}
 	child = fork();
 	if (child == 0) {
+		const int keep[3] = { p[0], q[1], dirfd };
 		sigset_t all;
 
 		sigfillset(&all);
@@ -818,19 +878,34 @@ static void guard_start(int dirfd)
 		prctl(PR_SET_NAME, "ptimer-guard", 0, 0, 0);
 		if (fork())
 			_exit(0);
-		close_all_but(p[0], dirfd);
-		guard_run(criu, p[0], dirfd);
+		close_all_but(keep, 3);
+		guard_run(criu, p[0], q[1], dirfd);
 	}
 	close(p[0]);
+	close(q[1]);
 	if (child < 0) {
 		close(p[1]);
-		ptimer_log(PTIMER_LOG_WARN, "cannot fork the process that removes %s if criu is killed: %s", ov_name,
-			   strerror(errno));
-		return;
+		close(q[0]);
+		goto no_guard;
 	}
 	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
 		;
+	do
+		n = read(q[0], ov_name, sizeof(ov_name));
+	while (n < 0 && errno == EINTR);
+	close(q[0]);
+	if (n <= 1 || ov_name[n - 1] || strncmp(ov_name, OVERLAY_PREFIX, strlen(OVERLAY_PREFIX))) {
+		/* the guard made none, and is gone once p closes */
+		ov_name[0] = 0;
+		close(p[1]);
+		return -EIO;
+	}
 	guard_fd = p[1];
+	return 0;
+no_guard:
+	ptimer_log(PTIMER_LOG_WARN, "cannot start the process that removes ptimer's overlay if criu is killed: %s; "
+		   "a later restore removes one left", strerror(errno));
+	return -ECHILD;
 }
 
 static void guard_done(void)
@@ -906,7 +981,7 @@ static void clean_leftovers(const char *dir)
  * incremental dump, a symbolic link, a directory) or a file on a file
  * system without hard links as a symbolic link "../NAME", which resolves
  * as criu would have resolved NAME.  Its name is unique across pid
- * namespaces and hosts sharing the directory (mkdtemp's), and it holds
+ * namespaces and hosts sharing the directory (overlay_mkdir), and it holds
  * .lock, locked (F_OFD_SETLK) while this restore runs (overlay_stale).
  * Its owner and mode are dir's (in a user namespace the restored init,
  * an unprivileged host uid, opens its children's core images).  *path:
@@ -919,7 +994,6 @@ static int overlay_make(const char *dir, char *path, size_t len, struct ptimer_e
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 	struct dirent *de;
 	struct stat st;
-	char tmpl[4300];
 	int dfd, ret = 0, dd;
 	DIR *d = NULL;
 
@@ -930,19 +1004,29 @@ static int overlay_make(const char *dir, char *path, size_t len, struct ptimer_e
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0 || fstat(dfd, &st))
 		return ptimer_errf(err, errno, "cannot open the image directory %s: %s", dir, strerror(errno));
-	snprintf(tmpl, sizeof(tmpl), "%s/" OVERLAY_PREFIX "XXXXXX", dir);
-	if (!mkdtemp(tmpl)) {
-		ret = ptimer_errf(err, errno, "cannot make a directory for criu to read in %s: %s", dir,
-				  strerror(errno));
-		close(dfd);
-		return ret;
+	/* made by the guard (no instant without it), else here */
+	if (guard_start(dfd)) {
+		ret = overlay_mkdir(dfd, ov_name, sizeof(ov_name));
+		if (ret) {
+			ret = ptimer_errf(err, -ret, "cannot make a directory for criu to read in %s: %s", dir,
+					  strerror(-ret));
+			ov_name[0] = 0;
+			close(dfd);
+			return ret;
+		}
 	}
-	snprintf(ov_name, sizeof(ov_name), "%s", strrchr(tmpl, '/') + 1);
 	snprintf(path, len, "%s/%s", dir, ov_name);
 	ov_fd = openat(dfd, ov_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/*
+	 * .lock appears locked: made and locked under another name, then
+	 * renamed.  Made as .lock and locked after, another restore's
+	 * overlay_stale could take the free lock in between and remove this
+	 * live overlay; before the rename it sees an overlay being made.
+	 */
 	if (ov_fd >= 0)
-		ov_lock = openat(ov_fd, ".lock", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		ov_lock = openat(ov_fd, ".lock.new", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (ov_fd < 0 || ov_lock < 0 || fcntl(ov_lock, F_OFD_SETLK, &fl) ||
+	    renameat(ov_fd, ".lock.new", ov_fd, ".lock") ||
 	    fchown(ov_fd, st.st_uid, st.st_gid) || fchmod(ov_fd, st.st_mode & 07777))
 		ret = ptimer_errf(err, errno, "cannot make %s/%s for criu to read: %s", dir, ov_name, strerror(errno));
 	dd = ret ? -1 : dup(dfd);
@@ -982,9 +1066,8 @@ static int overlay_make(const char *dir, char *path, size_t len, struct ptimer_e
 			close(ov_lock);
 		ov_fd = ov_lock = -1;
 		remove_overlay(dfd, ov_name);
+		guard_done();
 		ov_name[0] = 0;
-	} else {
-		guard_start(dfd);
 	}
 	close(dfd);
 	return ret;
