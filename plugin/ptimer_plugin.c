@@ -70,6 +70,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 
 #include <criu/criu-plugin.h>
@@ -123,12 +124,14 @@ struct planned {
 	enum how how;
 	bool seen;		/* RESUME_DEVICES_LATE came for it */
 	bool work;		/* RESUME_DEVICES_LATE has work for ptimer */
+	pid_t held;		/* its host pid while it dies with criu (hold) */
 	uint32_t n_timers;	/* in the image (img holds none when criu
 				   restores them and nothing else needs them) */
 	struct ptimer_image img;
 };
 static struct planned *plan;
 static size_t n_plan, n_work;	/* tasks planned, those with work for ptimer */
+static bool held_all;		/* the first RESUME_DEVICES_LATE held them (hold_all) */
 
 /*
  * Timers of a task in a pid namespace aimed at its leader
@@ -1460,6 +1463,7 @@ static int prepare_restore(void)
 	DIR *d;
 
 	n_loop_left = n_loop_taken = 0;
+	held_all = false;
 	image_dir(dir, sizeof(dir));
 	clean_leftovers(dir);
 	d = opendir(dir);
@@ -1663,6 +1667,115 @@ static int reaim_restored(struct ptimer_task *t, const struct ptimer_image *img,
 }
 
 /*
+ * A task whose timers ptimer restores must not run without them.  Between
+ * criu's RESUME_DEVICES_LATE calls for two tasks, or while ptimer works in
+ * one, a criu that is killed (an orchestrator's timeout, the OOM killer)
+ * leaves its tracees detached, and a task whose call had not come ran on
+ * with no timer where criu's core image had them stripped.  So at the
+ * first call, when criu holds every task stopped (criu/cr-restore.c: after
+ * compel_stop_on_syscall() and finalize_restore()), each task whose timers
+ * ptimer restores is set PTRACE_O_EXITKILL (Linux 3.8): the kernel kills it if
+ * its tracer, criu, dies; when ptimer has done its work the option goes
+ * again and the task is criu's as before.  criu set PTRACE_O_TRACESYSGOOD
+ * and, for a task under seccomp, PTRACE_O_SUSPEND_SECCOMP
+ * (criu/cr-restore.c attach_to_tasks()); both are kept (the second is set
+ * where the kernel lets criu, as it does for every task then: without a
+ * filter there is nothing to suspend).  Tasks are found by their pid where
+ * criu restored them in its own pid namespace (their pids are the
+ * image's), else among the descendants of the first task called (the
+ * tree's root: criu calls it first).
+ */
+static unsigned long held_opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_SUSPEND_SECCOMP;
+
+static int hold_opts(pid_t pid, bool exitkill)
+{
+	unsigned long o = held_opts | (exitkill ? PTRACE_O_EXITKILL : 0);
+
+	if (!ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)o))
+		return 0;
+	if (errno == EINVAL || errno == EPERM) {
+		/* no seccomp suspension here: criu could not set it either */
+		held_opts &= ~(unsigned long)PTRACE_O_SUSPEND_SECCOMP;
+		o &= ~(unsigned long)PTRACE_O_SUSPEND_SECCOMP;
+		if (!ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)o))
+			return 0;
+	}
+	return -errno;
+}
+
+static void hold(struct planned *p, pid_t pid)
+{
+	/* only a task criu gave no timer (ptimer's): the others have criu's */
+	if (p->held || p->how != HOW_PTIMER || hold_opts(pid, true))
+		return;
+	p->held = pid;
+}
+
+/* root's descendants (the children of each of its threads), breadth first */
+static void hold_tree(pid_t root)
+{
+	size_t n = 0, cap = 64, at = 0;
+	pid_t *q = malloc(cap * sizeof(*q));
+
+	if (!q)
+		return;
+	q[n++] = root;
+	while (at < n) {
+		pid_t x = q[at++], *tids = NULL, v = ptimer_proc_nspid(x, x);
+		struct planned *p = v > 0 ? planned_of(v) : NULL;
+		int nt;
+
+		if (p)
+			hold(p, x);
+		nt = ptimer_proc_threads(x, &tids);
+		for (int i = 0; i < nt; i++) {
+			char path[64];
+			long c;
+			FILE *f;
+
+			snprintf(path, sizeof(path), "/proc/%d/task/%d/children", x, tids[i]);
+			f = fopen(path, "re");
+			while (f && fscanf(f, "%ld", &c) == 1) {
+				if (n == cap) {
+					pid_t *v2 = realloc(q, (cap * 2) * sizeof(*q));
+
+					if (!v2)
+						break;
+					q = v2;
+					cap *= 2;
+				}
+				q[n++] = (pid_t)c;
+			}
+			if (f)
+				fclose(f);
+		}
+		if (nt > 0)
+			free(tids);
+	}
+	free(q);
+}
+
+/* At the first call (pid: its task, vpid: that task's pid in the tree). */
+static void hold_all(pid_t pid, pid_t vpid)
+{
+	held_all = true;
+	if (pid == vpid) {
+		/* criu's own pid namespace: each task has its image's pid */
+		for (size_t i = 0; i < n_plan; i++)
+			hold(&plan[i], plan[i].vpid);
+	} else {
+		hold_tree(pid);
+	}
+}
+
+/* Done with p: the task is criu's as before. */
+static void release_hold(struct planned *p)
+{
+	if (p->held && !hold_opts(p->held, false))
+		p->held = 0;
+}
+
+/*
  * Kill a task criu holds (RESUME_DEVICES_LATE: every thread ptrace-stopped
  * by criu, whose process this code runs in) and reap its threads other
  * than the leader.  A traced thread that dies stays a zombie until its
@@ -1714,6 +1827,8 @@ static int plugin_resume_late(int pid)
 	p = planned_of(vpid);
 	if (p)
 		p->seen = true;
+	if (!held_all)
+		hold_all(pid, vpid);
 	if (!p) {
 		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): no ptimers-%d.img, nothing to do", pid, vpid, vpid);
 		return -ENOTSUP;
@@ -1753,8 +1868,10 @@ static int plugin_resume_late(int pid)
 				   "(criu-mode auto)", pid, vpid, p->img.n_timers);
 	}
 	ptimer_task_release(&t);
-	if (!ret)
+	if (!ret) {
+		release_hold(p);
 		return -ENOTSUP;
+	}
 fail:
 	/*
 	 * criu only logs a failed RESUME_DEVICES_LATE (criu/cr-restore.c).  A

@@ -5,10 +5,15 @@
  * when it is enabled (plugins/cuda/cuda_plugin.c, criu 4.1+), and writes
  * "HOOK PID" lines to the file $ZERO_PLUGIN_LOG for each call: the plugin
  * chain case (test/cases/plugin-chain) puts it beside ptimer's in both load
- * orders.  Built in the criu roots against their criu-plugin.h.
+ * orders.  With $ZERO_PLUGIN_KILL_CRIU set it SIGKILLs criu at its first
+ * RESUME_DEVICES_LATE call, after it logged it: a criu killed between the
+ * tasks' calls (loaded after ptimer, that is right after ptimer's call for
+ * the first task).  Built in the criu roots against their criu-plugin.h.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <criu/criu-plugin.h>
 
@@ -43,6 +48,8 @@ static int zero_checkpoint(int pid)
 static int zero_resume(int pid)
 {
 	note("RESUME_DEVICES_LATE", pid);
+	if (getenv("ZERO_PLUGIN_KILL_CRIU"))
+		kill(getpid(), SIGKILL);
 	return 0;
 }
 
