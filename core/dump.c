@@ -491,6 +491,7 @@ int ptimer_dump_task_for_criu(struct ptimer_task *t, const struct ptimer_dump_op
 {
 	struct ptimer_timer *timers = NULL, *orig = NULL, *sub = NULL;
 	bool changed = false, replaced = false, strict = o && o->strict, longer = false, all_criu = false;
+	bool list_all = strict || (o && o->list_all);
 	bool *probe = NULL, *gone = NULL;
 	uint32_t n = 0, k = 0;
 	int ret;
@@ -498,8 +499,9 @@ int ptimer_dump_task_for_criu(struct ptimer_task *t, const struct ptimer_dump_op
 	memset(img, 0, sizeof(*img));
 	*criu_wrong = false;
 	ret = ptimer_proc_read_timers_within(t->pid, PTIMER_DUMP_LEAN_BYTES, &timers, &n, &longer, err);
-	/* strict refuses a timer on a gone clock: only the full read sees one */
-	if (!ret && longer && !strict)
+	/* strict refuses a timer on a gone clock: only the full read sees one;
+	 * list_all (native) wants every timer listed */
+	if (!ret && longer && !list_all)
 		ret = ptimer_timers_all_criu(t, &all_criu, err);
 	if (!ret && longer && all_criu) {
 		img->version = PTIMER_IMG_VERSION;

@@ -15,6 +15,9 @@
 
 struct ptimer_dump_opts {
 	bool strict;		/* refuse timers aimed at a thread that is gone */
+	bool list_all;		/* ptimer_dump_task_for_criu: list every timer,
+				   never timers_in_core (criu-mode native, whose
+				   restore checks criu's timers against the list) */
 };
 
 /*
@@ -73,7 +76,7 @@ void ptimer_pending_drop_stale(struct ptimer_timer *tm);
  * it was on every failure (a timer already replaced stays replaced: it
  * could not fire either way).
  * img->timers sorted by timer_id; threads untouched.
- * Without o->strict, a task whose /proc/PID/timers is longer than
+ * Without o->strict or o->list_all, a task whose /proc/PID/timers is longer than
  * PTIMER_DUMP_LEAN_BYTES and whose timers criu's core image alone carries
  * right (ptimer_timers_all_criu) is not read further: the image lists no timer,
  * img->timers_in_core = 1, and the task is not touched.  That read costs

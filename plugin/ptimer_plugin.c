@@ -635,7 +635,8 @@ static void aim_back_all(void)
  */
 static int plugin_checkpoint(int pid)
 {
-	struct ptimer_dump_opts o = { .strict = conf.strict };
+	/* native: the list criu's timers are checked against at restore */
+	struct ptimer_dump_opts o = { .strict = conf.strict, .list_all = conf.criu_mode == PTIMER_CRIU_NATIVE };
 	enum ptimer_criu_mode mode = conf.criu_mode;
 	struct ptimer_image img = { 0 };
 	struct ptimer_task t;
@@ -1459,7 +1460,7 @@ static int prepare_restore(void)
 	bool exact, has_prctl;
 	struct ptimer_criu_task *tree = NULL;
 	uint32_t n_tree = 0;
-	int ret = 0, auto_seen = 0;
+	int ret = 0, auto_seen = 0, n_native = 0;
 	DIR *d;
 
 	n_loop_left = n_loop_taken = 0;
@@ -1490,15 +1491,20 @@ static int prepare_restore(void)
 		ret = ptimer_image_read_head(path, &plan[n_plan].img, &plan[n_plan].n_timers, &err);
 		if (!ret) {
 			auto_seen |= plan[n_plan].img.criu_mode == PTIMER_CRIU_AUTO;
+			n_native += plan[n_plan].img.criu_mode == PTIMER_CRIU_NATIVE;
 			n_plan++;
 		}
 	}
 	closedir(d);
 	if (n_plan)
 		qsort(plan, n_plan, sizeof(*plan), cmp_vpid);
-	auto_seen = auto_seen || (n_plan && conf.criu_mode == PTIMER_CRIU_AUTO);
-	exact = auto_seen && can_criu_restore_exact();
+	exact = (auto_seen || (n_plan && conf.criu_mode == PTIMER_CRIU_AUTO)) && can_criu_restore_exact();
 	has_prctl = prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS, PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) >= 0;
+	/* the mode in force is the dump's, image by image */
+	if (!ret && n_native)
+		ptimer_log(PTIMER_LOG_INFO, "criu-mode native (the dump's) for %d task%s: criu restores their timers, "
+			   "ptimer checks them against their ptimers images (ID, clock, notification, signal, thread; "
+			   "the timing is criu's)", n_native, n_native == 1 ? "" : "s");
 	if (!ret && auto_seen)
 		ptimer_log(PTIMER_LOG_INFO, "criu-mode auto: %s: %s", criu_exact_why,
 			   exact && conf.criu_mode != PTIMER_CRIU_TAKEOVER ?
