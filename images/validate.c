@@ -225,9 +225,11 @@ static int check_unique_ids(const struct ptimer_image *img, const char *what,
 	qsort(v, img->n_timers, sizeof(*v), cmp_id_at);
 	for (i = 1; i < img->n_timers; i++) {
 		if (v[i].id == v[i - 1].id) {
-			ret = ptimer_errf(err, EINVAL, "%s: timer %" PRIu32 " (id %" PRId32 "): timer_id %"
-					  PRId32 " duplicates timer %" PRIu32 " (id %" PRId32 ")",
-					  what, v[i].idx, v[i].id, v[i].id, v[i - 1].idx, v[i - 1].id);
+			ret = ptimer_errf(err, EINVAL, "%s: timer_id %" PRId32 " is there twice (timers %" PRIu32
+					  " and %" PRIu32 " of the list); a process holds each ID once: dump again, or "
+					  "edit the image (ptimer show --json, ptimer encode)",
+					  what, v[i].id, v[i - 1].idx < v[i].idx ? v[i - 1].idx : v[i].idx,
+					  v[i - 1].idx < v[i].idx ? v[i].idx : v[i - 1].idx);
 			break;
 		}
 	}

@@ -1420,10 +1420,12 @@ static int check_of_checkpoint(const char *dir, const struct planned *p, const s
 			continue;
 		rseq_checked = true;
 		if (at != th->rseq_abi_pointer)
-			return ptimer_errf(err, EINVAL, "%s/ptimers-%d.img is not of this checkpoint: thread %d's rseq "
-					   "area is at %#llx there, at %#llx in core-%d.img; restore the checkpoint it "
-					   "belongs to, or this one without it", dir, p->vpid, th->tid,
-					   (unsigned long long)th->rseq_abi_pointer, (unsigned long long)at, th->tid);
+			return ptimer_errf(err, EINVAL, "%s/ptimers-%d.img is not of this checkpoint: it was written "
+					   "by another dump of task %d (its thread %d's memory is laid out otherwise "
+					   "than in core-%d.img: rseq area at %#llx, not %#llx); put back the "
+					   "ptimers-%d.img dumped with these images, or remove it to restore as criu "
+					   "alone would", dir, p->vpid, p->vpid, th->tid, th->tid,
+					   (unsigned long long)th->rseq_abi_pointer, (unsigned long long)at, p->vpid);
 	}
 	for (uint32_t i = 0; i < img->n_timers; i++) {
 		const struct ptimer_timer *tm = &img->timers[i];

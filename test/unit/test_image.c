@@ -763,7 +763,7 @@ static void test_validate(void)
 	GOOD("validate: CPU clock of pid 1234 prof (-9880) accepted", 0, x->clock_id = cpu_clock(1234, false, 0));
 	GOOD("validate: CPU clock of tid 77 virt (-619) accepted", 0, x->clock_id = cpu_clock(77, true, 1));
 	BAD("validate: duplicate id 17 at timers 1 and 4", 1, x->timer_id = 17,
-	    "timer 4 (id 17): timer_id 17 duplicates timer 1 (id 17)");
+	    "timer_id 17 is there twice (timers 1 and 4 of the list); a process holds each ID once: dump again");
 	BAD("validate: sigev_notify 3", 0, x->sigev_notify = 3,
 	    "timer 0 (id 0): sigev_notify 3 is not SIGNAL 0, NONE 1, THREAD 2 or THREAD_ID 4");
 	BAD("validate: sigev_notify 5", 0, x->sigev_notify = 5, "sigev_notify 5 ");
