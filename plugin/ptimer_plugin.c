@@ -309,15 +309,24 @@ static int criu_knows_one(struct dl_phdr_info *info, size_t size, void *data)
 	size_t n = strlen(k->what) + 1;
 
 	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+	/*
+	 * The read-only segments without code first: the string constants
+	 * are there where the linker separates code (-z separate-code, x86_64
+	 * Debian: half of what it maps); then those with code, where they
+	 * share one (arm64 Debian's criu has a single R E segment).
+	 */
+	for (int pass = 0; pass < 2 && !k->found; pass++)
+		for (int i = 0; i < info->dlpi_phnum; i++) {
+			const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && !(ph->p_flags & PF_W) &&
-		    memmem((const void *)(info->dlpi_addr + ph->p_vaddr), ph->p_filesz, k->what, n)) {
-			k->found = 1;
-			break;
+			if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_R) || (ph->p_flags & PF_W) ||
+			    !(ph->p_flags & PF_X) != !pass)
+				continue;
+			if (memmem((const void *)(info->dlpi_addr + ph->p_vaddr), ph->p_filesz, k->what, n)) {
+				k->found = 1;
+				break;
+			}
 		}
-	}
 	return 1;	/* the first object is the executable: criu itself */
 }
 
@@ -949,34 +958,32 @@ static bool overlay_stale(int dirfd, const char *name)
 }
 
 /*
- * What restores that did not finish left in dir: overlays of a criu that
- * no longer runs, and (ptimer 0.1 stripped core images in place) a
- * core-<vpid>.img.with-timers, put back as core-<vpid>.img.
+ * What restores that did not finish left in dir, one entry (name) of its
+ * listing d: an overlay of a criu that no longer runs, and (ptimer 0.1
+ * stripped core images in place) a core-<vpid>.img.with-timers, put back
+ * as core-<vpid>.img.  Called from prepare_restore's one pass over the
+ * directory; prefix tests first, so that most names cost a compare.
  */
-static void clean_leftovers(const char *dir)
+static void clean_leftover(const char *dir, DIR *d, const char *name)
 {
+	static const char wt[] = ".img.with-timers";
+	size_t len = strlen(name);
 	struct ptimer_err err;
-	struct dirent *de;
-	DIR *d = opendir(dir);
+	int vpid, end = 0;
 
-	while (d && (de = readdir(d))) {
-		int vpid, end = 0;
-
-		if (!strncmp(de->d_name, OVERLAY_PREFIX, strlen(OVERLAY_PREFIX)) && overlay_stale(dirfd(d), de->d_name)) {
-			remove_overlay(dirfd(d), de->d_name);
-			ptimer_log(PTIMER_LOG_INFO, "%s/%s: left by a restore that did not finish; removed", dir,
-				   de->d_name);
-		}
-		if (sscanf(de->d_name, "core-%d.img.with-timers%n", &vpid, &end) == 1 && !de->d_name[end]) {
-			if (ptimer_criu_core_put_back(dir, vpid, &err))
-				ptimer_log(PTIMER_LOG_WARN, "%s", err.msg);
-			else
-				ptimer_log(PTIMER_LOG_WARN, "%s/core-%d.img.with-timers: left by a restore that did not "
-					   "finish; put back as core-%d.img", dir, vpid, vpid);
-		}
+	if (!strncmp(name, OVERLAY_PREFIX, strlen(OVERLAY_PREFIX)) && overlay_stale(dirfd(d), name)) {
+		remove_overlay(dirfd(d), name);
+		ptimer_log(PTIMER_LOG_INFO, "%s/%s: left by a restore that did not finish; removed", dir, name);
 	}
-	if (d)
-		closedir(d);
+	if (strncmp(name, "core-", 5) || len < sizeof(wt) || strcmp(name + len - (sizeof(wt) - 1), wt))
+		return;
+	if (sscanf(name, "core-%d.img.with-timers%n", &vpid, &end) == 1 && !name[end]) {
+		if (ptimer_criu_core_put_back(dir, vpid, &err))
+			ptimer_log(PTIMER_LOG_WARN, "%s", err.msg);
+		else
+			ptimer_log(PTIMER_LOG_WARN, "%s/core-%d.img.with-timers: left by a restore that did not "
+				   "finish; put back as core-%d.img", dir, vpid, vpid);
+	}
 }
 
 /*
@@ -1468,14 +1475,17 @@ static int prepare_restore(void)
 	n_loop_left = n_loop_taken = 0;
 	held_all = false;
 	image_dir(dir, sizeof(dir));
-	clean_leftovers(dir);
 	d = opendir(dir);
 	if (!d)
 		return 0;
+	/* one pass: what earlier restores left, and the ptimers images */
 	while (!ret && (de = readdir(d))) {
 		int vpid, end = 0;
 
-		if (sscanf(de->d_name, "ptimers-%d.img%n", &vpid, &end) != 1 || de->d_name[end])
+		if (de->d_name[0] == '.' || !strncmp(de->d_name, "core-", 5))
+			clean_leftover(dir, d, de->d_name);
+		if (strncmp(de->d_name, "ptimers-", 8) ||
+		    sscanf(de->d_name, "ptimers-%d.img%n", &vpid, &end) != 1 || de->d_name[end])
 			continue;
 		if (n_plan == cap) {
 			struct planned *v = realloc(plan, (cap = cap ? 2 * cap : 16) * sizeof(*v));
