@@ -59,7 +59,7 @@ tap_filter() {
 	{ print; fflush() }'
 }
 # check_lines FILE: how many check lines FILE holds
-check_lines() { grep -cE '^(PASS|FAIL|SKIP|XFAIL) ' "$1"; }
+check_lines() { grep -cE "^($H_STATUS) " "$1"; }
 
 # run.sh's own checks, printed as TAP too
 h_emit() {

@@ -43,7 +43,7 @@ probe() {
 		fail "$1/probe" "the program did not answer DIR/probe in 10 s: $(oneline "$d/setup.out")"
 		return
 	fi
-	sed -E "s#^(PASS|FAIL|SKIP) dead-clock/#\\1 $1/#" "$d/probe.result" >"$d/probe.lines"
+	sed -E "s#^($H_STATUS) dead-clock/#\\1 $1/#" "$d/probe.result" >"$d/probe.lines"
 	cat "$d/probe.lines"
 	tally "$d/probe.lines"
 }

@@ -41,7 +41,7 @@ for ((i = 0; i < 3000; i++)); do
 	sleep 0.01
 done
 wait "$tjob" 2>/dev/null
-grep -E '^(PASS|FAIL|SKIP) ' "$dir/target.out"
+grep -E "^($H_STATUS) " "$dir/target.out"
 f=$(grep -c '^FAIL ' "$dir/target.out")
 H_FAIL=$((H_FAIL + f))
 H_PASS=$((H_PASS + $(grep -c '^PASS ' "$dir/target.out")))

@@ -285,7 +285,7 @@ cp "$log.log" "$B/$NAME.log" 2>/dev/null
 # the suite's lines (harness format) and its notes, between the markers
 # (the begin marker may follow the console's escape sequences on its line)
 sed -n '/@@ptimer-guest-begin/,/^@@ptimer-guest-end/p' "$log.log" |
-	grep -E '^(PASS|FAIL|SKIP|XFAIL) |^(not )?ok [0-9]|^# |^1\.\.' >"$TMP/lines"
+	grep -E "^($H_STATUS) |^(not )?ok [0-9]|^# |^1\\.\\." >"$TMP/lines"
 sed 's/^1\.\./# cases: 1../; s/^ok /# ok /; s/^not ok /# not ok /' "$TMP/lines"
 tally "$TMP/lines"
 end=$(grep -m1 '^@@ptimer-guest-end' "$log.log")

@@ -119,7 +119,7 @@ prepare() {
 	# prebuilt tree, cross-built for a guest, has no such test program)
 	if [ "$what" = check ] && [ -z "$PREBUILT" ]; then
 		(cd "$SRC" && build/test/test_plugin_hooks) >"$W/hooks.out" 2>&1
-		sed -nE 's#^(PASS|FAIL|SKIP) #\1 plugin-#p' "$W/hooks.out" >"$W/hooks.lines"
+		sed -nE "s#^($H_STATUS) #\\1 plugin-#p" "$W/hooks.out" >"$W/hooks.lines"
 		cat "$W/hooks.lines"
 		tally "$W/hooks.lines"
 		grep -q '^# test_plugin_hooks: ' "$W/hooks.out" || fail plugin-hooks "test_plugin_hooks ended early: $(oneline "$W/hooks.out")"

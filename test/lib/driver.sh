@@ -258,9 +258,9 @@ drive_ready() {
 # H_PREFIX LABEL/.
 drive_lines() {
 	if [ -n "${3:-}" ]; then
-		sed -E "s#^(PASS|FAIL|SKIP|XFAIL) $3/#\\1 $H_PREFIX$2/#" "$1" | grep -E '^(PASS|FAIL|SKIP|XFAIL) ' >"$1.lines"
+		sed -E "s#^($H_STATUS) $3/#\\1 $H_PREFIX$2/#" "$1" | grep -E "^($H_STATUS) " >"$1.lines"
 	else
-		grep -E '^(PASS|FAIL|SKIP|XFAIL) ' "$1" >"$1.lines"
+		grep -E "^($H_STATUS) " "$1" >"$1.lines"
 	fi
 	cat "$1.lines"
 	tally "$1.lines"

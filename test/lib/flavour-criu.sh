@@ -81,7 +81,7 @@ restore() {
 collect() {
 	local name=$1 alone=${2:-} tag=${3:-}
 	if [ -n "$alone" ] && touch "$D/restored" && wait_until 600 test -e "$D/criu.done"; then
-		sed -nE 's#^(PASS|FAIL|SKIP) #\# criu alone: \1 #p' "$D/criu.result"
+		sed -nE "s#^($H_STATUS) #\\# criu alone: \\1 #p" "$D/criu.result"
 		alone_xfail "$name" "$tag" "$D/criu.result"
 	elif [ -n "$alone" ] || ! drive_collect "$name" "$D" "$tag"; then
 		[ -n "$alone" ] && fail "$name/verify" "the restored program wrote no criu.done: $(oneline "$D/criu.out")"

@@ -43,6 +43,11 @@ H_SKIP=0
 H_XFAIL=0
 H_BG=
 
+# The words a check line starts with, "WORD NAME[: WHY]", wherever a
+# program's or a suite's lines are collected: the one pattern (grep -E, sed
+# -E) every collector uses, so that none drops a kind (an XFAIL).
+H_STATUS='PASS|FAIL|SKIP|XFAIL'
+
 plan() { echo "1..$1"; }
 pass() { echo "PASS $H_PREFIX$1"; H_PASS=$((H_PASS + 1)); }
 fail() { echo "FAIL $H_PREFIX$1: $2"; H_FAIL=$((H_FAIL + 1)); }
@@ -237,11 +242,11 @@ finish_verify() {
 	wait "$2" 2>/dev/null
 	_h_rc=$?
 	if [ -n "${5:-}" ]; then
-		sed -E "s#^(PASS|FAIL|SKIP) $5/#\\1 $H_PREFIX$4/#" "$_h_out" >"$_h_out.named" 2>/dev/null
+		sed -E "s#^($H_STATUS) $5/#\\1 $H_PREFIX$4/#" "$_h_out" >"$_h_out.named" 2>/dev/null
 		_h_out=$_h_out.named
 	fi
-	grep -E '^(PASS|FAIL|SKIP) ' "$_h_out" 2>/dev/null
-	grep -vE '^(PASS|FAIL|SKIP) ' "$_h_out" 2>/dev/null | sed 's/^/# verify: /'
+	grep -E "^($H_STATUS) " "$_h_out" 2>/dev/null
+	grep -vE "^($H_STATUS) " "$_h_out" 2>/dev/null | sed 's/^/# verify: /'
 	tally "$_h_out"
 	if [ "$_h_rc" -ne 0 ] && ! grep -q '^FAIL ' "$_h_out" 2>/dev/null; then
 		fail "$(basename "$1")/verify-exit" "the ${3:-verify} role exited with status $_h_rc and no FAIL line"

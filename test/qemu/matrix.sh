@@ -224,7 +224,7 @@ for s in $SUITES; do
 	esac
 	echo "# matrix: $k: $(stampval "$s" package) $(stampval "$s" version), guest $(sed -n 's/.*@@ptimer-guest-begin //p' "$log.log" | head -1)"
 	# the guest's verdict lines, each named for its kernel
-	sed -n '/@@ptimer-guest-begin/,$p' "$log.log" | grep -E '^(PASS|FAIL|SKIP|XFAIL) ' | sed -E "s#^(PASS|FAIL|SKIP|XFAIL) #\\1 $k/#" >"$log.res"
+	sed -n '/@@ptimer-guest-begin/,$p' "$log.log" | grep -E "^($H_STATUS) " | sed -E "s#^($H_STATUS) #\\1 $k/#" >"$log.res"
 	grep -E '^(FEATURE|TIME|# )' "$log.log" | sed "s/^/# $k: /" | grep -v '^# [^:]*: # verify: '
 	cat "$log.res"
 	p=$(grep -c '^PASS ' "$log.res")
