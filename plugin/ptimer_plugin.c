@@ -252,6 +252,17 @@ static void cost_task(uint64_t ns)
 		cost.task_max_ns = ns;
 }
 
+/* fn(pid), a hook's call for a task, timed whole (pid <= 0: not a task) */
+static int cost_timed(int (*fn)(int), int pid)
+{
+	uint64_t t0 = ptimer_now_ns();
+	int ret = fn(pid);
+
+	if (pid > 0)
+		cost_task(ptimer_now_ns() - t0);
+	return ret;
+}
+
 static void cost_report(int stage)
 {
 	if (stage != CR_PLUGIN_STAGE__DUMP && stage != CR_PLUGIN_STAGE__RESTORE)
@@ -700,14 +711,10 @@ fail:
 	ptimer_log(PTIMER_LOG_ERROR, "task %d: %s", pid, err.msg);
 	return ret < 0 && ret != -ENOTSUP ? ret : -1;
 }
+
 static int ptimer_plugin_checkpoint(int pid)
 {
-	uint64_t t0 = ptimer_now_ns();
-	int ret = plugin_checkpoint(pid);
-
-	if (pid > 0)
-		cost_task(ptimer_now_ns() - t0);
-	return ret;
+	return cost_timed(plugin_checkpoint, pid);
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__CHECKPOINT_DEVICES, ptimer_plugin_checkpoint)
 
@@ -1902,14 +1909,10 @@ fail:
 	kill_task(pid);
 	return ret < 0 && ret != -ENOTSUP ? ret : -1;
 }
+
 static int ptimer_plugin_resume_late(int pid)
 {
-	uint64_t t0 = ptimer_now_ns();
-	int ret = plugin_resume_late(pid);
-
-	if (pid > 0)
-		cost_task(ptimer_now_ns() - t0);
-	return ret;
+	return cost_timed(plugin_resume_late, pid);
 }
 CR_PLUGIN_REGISTER_HOOK(CR_PLUGIN_HOOK__RESUME_DEVICES_LATE, ptimer_plugin_resume_late)
 
