@@ -461,19 +461,25 @@ static int verify_restored(const struct ptimer_task *t, const struct ptimer_time
  */
 static void rollback(const struct ptimer_task *t, struct ptimer_blob *b, const struct ptimer_blob_args *a)
 {
-	struct ptimer_blob_args rb = *a;
+	struct ptimer_blob_args rb;
 	struct ptimer_err e;
+	uint32_t made;
 	int r;
 
-	if (!a->n_created)
+	/* the target's copy: a run that failed on the way updated only that */
+	if (ptimer_blob_args_read(b, &rb, NULL) || rb.abi_version != PTIMER_ABI_VERSION ||
+	    rb.n_created > rb.n_timers)
+		rb = *a;
+	if (!rb.n_created)
 		return;
+	made = rb.n_created;
 	rb.op = PTIMER_OP_ROLLBACK;
 	r = ptimer_blob_call(b, &rb, &e);
 	if (r == -ESRCH)
 		return;
 	if (r || rb.result)
 		ptimer_log(PTIMER_LOG_ERROR, "process %d: removing the %u timers created so far failed; "
-			   "it may hold some of the image's timers", t->pid, a->n_created);
+			   "it may hold some of the image's timers", t->pid, made);
 }
 
 /*
@@ -518,7 +524,7 @@ static int run_restore(const struct ptimer_task *t, struct ptimer_blob *b, struc
 	for (;;) {
 		ret = ptimer_blob_call(b, a, err);
 		if (ret) {
-			/* a still holds the last run's progress: undo that much */
+			/* undo what the failed run made (rollback reads its progress) */
 			rollback(t, b, a);
 			return ret;
 		}
@@ -738,10 +744,13 @@ static int probe_kernel(struct restore_run *r, struct ptimer_err *err)
 		return ptimer_errf(err, EBUSY, "process %d is already in exact timer ID mode "
 				   "(PR_TIMER_CREATE_RESTORE_IDS on): another restore is running, or one "
 				   "crashed; nothing restored", r->t->pid);
-	if (r->a.prctl_get < 0 && r->want == PTIMER_RESTORE_EXACT)
+	if (r->a.prctl_get < 0 && r->want == PTIMER_RESTORE_EXACT) {
+		/* the probe may have kept timers[0] (a linear probe's) */
+		rollback(r->t, r->b, &r->a);
 		return ptimer_errf(err, EOPNOTSUPP, "process %d: this kernel has no "
 				   "prctl(PR_TIMER_CREATE_RESTORE_IDS) (Linux 6.15+): use --mode linear "
 				   "or --mode auto; nothing restored", r->t->pid);
+	}
 	return 0;
 }
 

@@ -384,10 +384,10 @@ static int parse_head(const char *path, const uint8_t *buf, size_t size, size_t 
 	img->n_timers = head->n_timers;
 	img->criu_mode = head->has_criu_mode ? head->criu_mode : PTIMER_IMG_STANDALONE;
 	img->state_in_core = head->has_state_in_core ? head->state_in_core : 0;
-	img->counts_known = head->has_n_pending && head->has_n_clock_tid;
+	img->counts_known = head->has_n_pending && head->has_n_clock_tid && head->has_n_leader_aimed;
 	img->n_pending = img->counts_known ? head->n_pending : 0;
 	img->n_clock_tid = img->counts_known ? head->n_clock_tid : 0;
-	img->n_leader_aimed = head->has_n_leader_aimed ? head->n_leader_aimed : 0;
+	img->n_leader_aimed = img->counts_known ? head->n_leader_aimed : 0;
 	img->timers_in_core = head->has_timers_in_core ? head->timers_in_core : 0;
 	ret = threads_from_head(path, head, img, err);
 	ptimer_head__free_unpacked(head, NULL);
@@ -479,6 +479,24 @@ static int parse_image(const char *path, const uint8_t *buf, size_t size,
 }
 
 /* The whole image, or with n_timers the head alone (ptimer_image_read_head). */
+/*
+ * The head's counts from the timers themselves, for an image whose head
+ * lacks them (an older ptimer's), as ptimer_image_write counts them: once
+ * read whole, every image has them (counts_known 1).
+ */
+static void count_timers(struct ptimer_image *img)
+{
+	img->n_pending = img->n_clock_tid = img->n_leader_aimed = 0;
+	for (uint32_t i = 0; i < img->n_timers; i++) {
+		const struct ptimer_timer *tm = &img->timers[i];
+
+		img->n_leader_aimed += (tm->sigev_notify & PTIMER_SIGEV_THREAD_ID) && tm->notify_tid == img->pid;
+		img->n_pending += tm->pending != 0;
+		img->n_clock_tid += ptimer_thread_clock(tm->clock_id) && tm->clock_tid;
+	}
+	img->counts_known = 1;
+}
+
 static int read_image(const char *path, struct ptimer_image *img, uint32_t *n_timers, struct ptimer_err *err)
 {
 	char *buf = NULL;
@@ -494,6 +512,8 @@ static int read_image(const char *path, struct ptimer_image *img, uint32_t *n_ti
 		return ret;
 	if (!n_timers) {
 		ret = parse_image(path, (const uint8_t *)buf, size, img, err);
+		if (!ret && !img->counts_known)
+			count_timers(img);
 	} else {
 		ret = check_magic(path, (const uint8_t *)buf, size, err);
 		if (!ret)

@@ -75,11 +75,11 @@ struct ptimer_image {
 	uint32_t n_timers;
 	struct ptimer_timer *timers;	/* malloc'ed, n_timers */
 	/* read from the head (written from timers[]): timers with pending set,
-	   on a thread CPU clock with clock_tid set; counts_known 0 when the
-	   image predates them */
+	   on a thread CPU clock with clock_tid set, SIGEV_THREAD_ID timers
+	   aimed at the leader (notify_tid == pid).  counts_known 0 (and the
+	   counts 0) when ptimer_image_read_head read a head that lacks one of
+	   them (an older image); ptimer_image_read then counts the timers */
 	uint32_t n_pending, n_clock_tid, counts_known;
-	/* read from the head: SIGEV_THREAD_ID timers aimed at the leader
-	   (notify_tid == pid); 0 when the image predates the count */
 	uint32_t n_leader_aimed;
 	/* 1: no timer listed here (n_timers 0): criu's core-<pid>.img holds
 	   every one whole, and none needs the dump's look (the CRIU plugin's

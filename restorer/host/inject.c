@@ -16,7 +16,9 @@
  * Nothing ever stops on a breakpoint trap (int3, brk): an untraced one kills
  * the process (criu's compel_run_at() and compel_syscall() do, which is why
  * ptimer does not use them).  Memory is copied with process_vm_writev/readv
- * (Linux 3.2); the stub is written with PTRACE_POKEDATA (read-only pages).
+ * (Linux 3.2); the stub goes to its read-only page with one pwrite to
+ * /proc/TID/mem, which writes through page protections as ptrace does
+ * (PTRACE_POKEDATA word by word where /proc/TID/mem refuses).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -625,6 +627,8 @@ static int finish_leftover_run(struct ptimer_blob *b, struct ptimer_err *err)
 		return -EIO;
 	blob_log(PTIMER_BLOB_LOG_WARN, "thread %d is still running ptimer's code left by a ptimer that was "
 		   "killed: letting it finish first", b->tid);
+	/* what it runs may map or unmap (the stub): the snapshot is stale */
+	maps_forget(b);
 	for (;;) {
 		if (ptrace(PTRACE_CONT, b->tid, NULL, (void *)(long)sig) ||
 		    wait_or_interrupt(b->tid, &status) != b->tid)
@@ -721,12 +725,14 @@ static bool is_leftover(struct ptimer_blob *b, unsigned long start, uint64_t *si
  * (struct ptimer_blob_args at start + code_size) and the timers it was
  * restoring (args.timers).  A RESTORE that did not finish (result not 0:
  * PTIMER_AGAIN between the runs of a linear restore, or a failure nobody
- * rolled back), or a linear PROBE that kept timers[0] (restorer/algo.c
- * op_probe) with no RESTORE run after it, leaves timers[0..n_created) in
+ * rolled back), a PROBE_RESTORE that failed or only probed (no prctl, or
+ * linear mode: restorer/algo.c op_probe_restore), or a linear PROBE that
+ * kept timers[0] (restorer/algo.c op_probe) with no RESTORE run after it,
+ * leaves timers[0..n_created) in
  * the process with the image's IDs, unarmed or partly armed: delete them,
  * one timer_delete each through
- * the stub, and say so.  A RESTORE that finished (result 0) made every timer
- * and armed it: kept.  A mapping of another ABI is not read.
+ * the stub, and say so.  A RESTORE, or an exact-ID PROBE_RESTORE, that
+ * finished (result 0) made every timer and armed it: kept.  A mapping of another ABI is not read.
  * Returns how many timers were deleted.
  */
 static uint32_t undo_half_restore(struct ptimer_blob *b, uint64_t start, uint64_t size)
@@ -738,7 +744,9 @@ static uint32_t undo_half_restore(struct ptimer_blob *b, uint64_t start, uint64_
 	uint64_t end = start + size;
 
 	if (vm_read(b, start + b->code_size, &a, sizeof(a), NULL) || a.abi_version != PTIMER_ABI_VERSION ||
-	    !((a.op == PTIMER_OP_RESTORE && a.result) || a.op == PTIMER_OP_PROBE) ||
+	    !((a.op == PTIMER_OP_RESTORE && a.result) || a.op == PTIMER_OP_PROBE ||
+	      (a.op == PTIMER_OP_PROBE_RESTORE &&
+	       (a.result || a.prctl_get != 0 || a.mode != PTIMER_MODE_EXACT))) ||
 	    !a.n_created || a.n_created > a.n_timers ||
 	    a.timers < start + b->code_size || a.timers > end ||
 	    (end - a.timers) / sizeof(tm) < a.n_timers)
@@ -763,7 +771,8 @@ static uint32_t undo_half_restore(struct ptimer_blob *b, uint64_t start, uint64_
 			 "killed ptimer left unfinished%s: removed; the kernel's timer ID counter stays where "
 			 "that restore left it", b->tgid, gone, gone > 1 ? "s" : "", lo, hi,
 			 a.mode == PTIMER_MODE_LINEAR ? "linear" : "exact-ID",
-			 a.op == PTIMER_OP_PROBE ? " after its probe" :
+			 a.op == PTIMER_OP_PROBE ||
+			 (a.op == PTIMER_OP_PROBE_RESTORE && !a.result) ? " after its probe" :
 			 a.mode == PTIMER_MODE_LINEAR && a.result == PTIMER_AGAIN ? " between its runs" : "");
 	if (failed)
 		blob_log(PTIMER_BLOB_LOG_WARN, "process %d: %u of the %u timers a killed ptimer's unfinished "
@@ -981,6 +990,11 @@ int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct p
 	if (r)
 		return r;
 	return vm_read(b, args, a, sizeof(*a), err);
+}
+
+int ptimer_blob_args_read(struct ptimer_blob *b, struct ptimer_blob_args *a, struct ptimer_err *err)
+{
+	return vm_read(b, b->base + b->code_size, a, sizeof(*a), err);
 }
 
 uint64_t ptimer_blob_data(const struct ptimer_blob *b, size_t *len)

@@ -72,6 +72,15 @@ int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct p
 int ptimer_blob_sweep(pid_t tid, struct ptimer_err *err);
 
 /*
+ * ptimer_blob_args_read - the arguments as the blob's last run left them
+ * in the target (struct ptimer_blob_args, restorer/abi.h), into *a: after
+ * a ptimer_blob_call that failed (the thread faulted or was stopped on the
+ * way), they hold how far that run got (n_created), which the host's copy
+ * does not.  0, -ESRCH (gone) or the -errno of process_vm_readv.
+ */
+int ptimer_blob_args_read(struct ptimer_blob *b, struct ptimer_blob_args *a, struct ptimer_err *err);
+
+/*
  * ptimer_blob_data - the target address of the blob's timers area, free
  * for a caller's data between runs: *len bytes (open's n_timers *
  * sizeof(struct ptimer_timer), page-rounded).  ptimer_blob_data_rw copies

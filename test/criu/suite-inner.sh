@@ -209,9 +209,11 @@ tree_round() {
 phases() {
 	sed -nE "s#.*ptimer: time in ptimer \($2\): init ([0-9.]+) ms, [0-9]+ task calls? ([0-9.]+) ms \(longest [0-9.]+ ms\), exit ([0-9.]+) ms, in all ([0-9.]+) ms.*#\1/\2/\3/\4#p" "$1" | tail -n 1 | grep . || echo -
 }
-# phase_median "X/Y/W/T ..." : each of the four the median of the runs
+# phase_median "X/Y/W/T ..." : each of the four the median of the runs;
+# "-" when no run had the line
 phase_median() {
 	local k out=
+	printf '%s\n' $1 | grep -qE '^[0-9]' || { echo -; return; }
 	for k in 1 2 3 4; do
 		out+=$(printf '%s\n' $1 | grep -v '^-$' | cut -d/ -f$k | sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }')
 		[ $k -lt 4 ] && out+=/

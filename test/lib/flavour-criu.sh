@@ -265,7 +265,7 @@ criu_restored() {
 # create/delete loop (4.1, or a kernel without the exact-ID prctl), the
 # plugin's line for the restored root task: left to that loop with the
 # number of create/delete pairs its timer IDs cost the loop (largest ID + 1
-# - how many, as /proc/PID/timers shows them now), at most the bound the
+# - how many, of the timers criu saved: crit), at most the bound the
 # log names; else restored by ptimer for a reason the line gives: the loop
 # over the bound (the same count), or, on a kernel without the prctl,
 # completions that need it.  Then the line of whoever made them.
@@ -278,9 +278,16 @@ criu_loop() {
 	fi
 	bound=$(sed -E 's/.*at most ([0-9]+) pairs.*/\1/' <<<"$line")
 	vpid=$(awk '/^NSpid:/ { print $NF }' "/proc/$RPID/status" 2>/dev/null)
-	pairs=$(awk '/^ID:/ { n++; if ($2 + 0 > m) m = $2 + 0 } END { print n ? m + 1 - n : -1 }' "/proc/$RPID/timers" 2>/dev/null)
+	# from the timers criu saved (core-VPID.img, which the plugin never
+	# changes): the process may have made or deleted some since
+	pairs=
+	[ -n "$vpid" ] && pairs=$(crit decode -i "$img/core-$vpid.img" 2>"$img/crit.err" | python3 -c '
+import json, sys
+e = json.load(sys.stdin)["entries"][0]
+ids = [t["it_id"] for t in e.get("tc", {}).get("timers", {}).get("posix", [])]
+print(max(ids) + 1 - len(ids) if ids else -1)' 2>>"$img/crit.err")
 	if [ -z "$vpid" ] || [ -z "$pairs" ]; then
-		fail "$name/criu-loop" "restored root $RPID: cannot read its NSpid or timers"
+		fail "$name/criu-loop" "restored root $RPID: cannot read its NSpid, or its timers in $img/core-$vpid.img (crit: $(oneline "$img/crit.err"))"
 		return 1
 	fi
 	if [ "$pairs" -lt 0 ]; then

@@ -331,6 +331,39 @@ static void test_round_trip(void)
 		ptimer_image_free(&got);
 	}
 
+	/*
+	 * An older head: n_pending and n_clock_tid but no n_leader_aimed.  The
+	 * head alone does not know what the plugin must complete; read whole,
+	 * the counts come from the timers.
+	 */
+	{
+		static struct raw r;
+		PtimerHead h = PTIMER_HEAD__INIT;
+		struct ptimer_timer t = sample_timers[1];	/* SIGEV_THREAD_ID */
+		uint32_t nt = 0;
+
+		t.notify_tid = 123;	/* aimed at the leader */
+		raw_init(&r, PTIMER_IMG_MAGIC);
+		h.version = 1;
+		h.pid = 123;
+		h.n_timers = 1;
+		h.has_n_pending = h.has_n_clock_tid = 1;
+		raw_msg(&r, &h.base, NULL, 0);
+		raw_timer(&r, &t, NULL, 0);
+		write_bytes(path, r.buf, r.len);
+		ret = ptimer_image_read_head(path, &got, &nt, &err);
+		CHECK("read head: no n_leader_aimed, so counts_known 0", ret == 0 && !got.counts_known &&
+		      !got.n_leader_aimed && nt == 1, "ret %d known %u leader %u n %u: %s", ret, got.counts_known,
+		      got.n_leader_aimed, nt, err.msg);
+		ptimer_image_free(&got);
+		ret = ptimer_image_read(path, &got, &err);
+		CHECK("read whole: counts from the timers (1 aimed at the leader)", ret == 0 && got.counts_known &&
+		      got.n_leader_aimed == 1 && got.n_pending == 0 && got.n_clock_tid == 0,
+		      "ret %d known %u leader %u pending %u clock %u: %s", ret, got.counts_known, got.n_leader_aimed,
+		      got.n_pending, got.n_clock_tid, err.msg);
+		ptimer_image_free(&got);
+	}
+
 	/* The plugin's image: the timing in criu's core image, said so. */
 	img.criu_mode = PTIMER_IMG_CRIU_LAST;
 	img.state_in_core = 1;
