@@ -168,7 +168,9 @@ PLUGIN_CAN_DUMP := $(if $(shell grep -s CR_PLUGIN_HOOK__CHECKPOINT_DEVICES $(CRI
 PLUGIN_NO_DUMP  := $(CRIU_PLUGIN_H) has no CHECKPOINT_DEVICES hook (criu < 4.0): \
 	ptimer_plugin.so built against it refuses every dump; set CRIU_PLUGIN_INC to the include directory of a criu 4.x
 PLUGIN_CFLAGS := $(if $(CRIU_PLUGIN_INC),-I$(CRIU_PLUGIN_INC)) $(if $(PLUGIN_CAN_DUMP),-DPTIMER_HAVE_CHECKPOINT_DEVICES)
-$(B)/plugin/ptimer_plugin.o: plugin/ptimer_plugin.c Makefile | $(PROTO_H)
+# the parts that include criu-plugin.h (plugin/plugin.h lists them)
+PLUGIN_CRIU_SRCS := $(filter-out plugin/conf.c plugin/criu_core.c,$(PLUGIN_SRCS))
+$(PLUGIN_CRIU_SRCS:%.c=$(B)/%.o): $(B)/%.o: %.c Makefile | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	@[ -n "$(CRIU_PLUGIN_H)" ] || { echo "no criu-plugin.h: run 'make deps'" >&2; exit 1; }
 	@[ -n "$(PLUGIN_CAN_DUMP)" ] || echo "warning: $(PLUGIN_NO_DUMP)" >&2

@@ -31,7 +31,7 @@
 
 /*
  * criu-mode: who restores the timers when criu restores the checkpoint
- * (ptimer_plugin.c says how each is carried out).  The value is written as
+ * (plugin/plan.c says how each is carried out).  The value is written as
  * the image's criu_mode (images/image.h), so the numbers are the format's.
  */
 enum ptimer_criu_mode {

@@ -254,17 +254,6 @@ int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed
 	return ret;
 }
 
-int ptimer_criu_core_put_back(const char *dir, pid_t vpid, struct ptimer_err *err)
-{
-	char keep[4200], path[4200];
-
-	snprintf(keep, sizeof(keep), "%s/core-%d.img.with-timers", dir, vpid);
-	snprintf(path, sizeof(path), "%s/core-%d.img", dir, vpid);
-	if (rename(keep, path))
-		return ptimer_errf(err, errno, "cannot put %s back as %s: %s", keep, path, strerror(errno));
-	return 0;
-}
-
 #define CRIU_PSTREE_MAGIC	0x50273030u
 
 static int cmp_task(const void *a, const void *b)

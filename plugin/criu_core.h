@@ -52,14 +52,6 @@ int ptimer_criu_core_strip(struct ptimer_criu_core *c, const char *dest, struct 
 void ptimer_criu_core_close(struct ptimer_criu_core *c);
 
 /*
- * ptimer_criu_core_put_back - rename DIR/core-<vpid>.img.with-timers, what
- * a restore by ptimer 0.1's plugin that was killed left (it stripped core
- * images in place), back over core-<vpid>.img (atomic).  Returns 0 or the
- * -errno of rename (-ENOENT: nothing left).
- */
-int ptimer_criu_core_put_back(const char *dir, pid_t vpid, struct ptimer_err *err);
-
-/*
  * ptimer_criu_pstree_read - the tasks criu saved, from DIR/pstree.img
  * (IMG_COMMON_MAGIC, PSTREE_MAGIC, then length-prefixed pstree_entry
  * messages: criu/include/magic.h, images/pstree.proto): each task's pid and

@@ -33,7 +33,7 @@ what=all
 case "${1:-}" in deb|source|all) what=$1; shift ;; esac
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(bookworm trixie sid)
-APTCACHE=/var/cache/ptimer-test/install-apt
+APTCACHE=${PTIMER_TEST_CACHE:-/var/cache/ptimer-test}/install-apt
 TO=${PTIMER_INSTALL_TIMEOUT:-1500}
 H_PREFIX=install-
 . "$top/test/lib/harness.sh"

@@ -199,7 +199,7 @@ cp -r "$root/usr/include/criu" "$TMP/criu-inc/"
 # criu-dev: its tree's criu/criu and criu-plugin.h (the criu stage built them)
 DEV=
 if [ "$SUITE" = criu-dev ]; then
-	devcache=${PTIMER_CRIU_DEV_CACHE:-/var/cache/ptimer-test/criu-dev}
+	devcache=${PTIMER_CRIU_DEV_CACHE:-${PTIMER_TEST_CACHE:-/var/cache/ptimer-test}/criu-dev}
 	for st in "$devcache"/*.built; do
 		[ -x "${st%.built}/criu/criu" ] && DEV=${st%.built}
 	done

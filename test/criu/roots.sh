@@ -34,7 +34,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOTS=${PTIMER_ROOTS:-/var/cache/ptimer-test/roots}
+ROOTS=${PTIMER_ROOTS:-${PTIMER_TEST_CACHE:-/var/cache/ptimer-test}/roots}
 STAMP=.ptimer-root
 RECIPE_VERSION=1
 

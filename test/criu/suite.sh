@@ -38,7 +38,7 @@ fi
 # the snapshot: beside the checkout (../shared/vendor), else the workplace's
 CRIU_DEV_TAR=${PTIMER_CRIU_DEV_TAR:-$(ls "$top"/../shared/vendor/criu-dev-*.tar.xz /work/shared/vendor/criu-dev-*.tar.xz \
 	2>/dev/null | head -n 1)}
-CRIU_DEV_CACHE=${PTIMER_CRIU_DEV_CACHE:-/var/cache/ptimer-test/criu-dev}
+CRIU_DEV_CACHE=${PTIMER_CRIU_DEV_CACHE:-${PTIMER_TEST_CACHE:-/var/cache/ptimer-test}/criu-dev}
 TIMEOUT=${PTIMER_CRIU_SUITE_TIMEOUT:-900}	# seconds per suite, inside the root
 [ "$what" = bench ] && TIMEOUT=${PTIMER_CRIU_SUITE_TIMEOUT:-2400}	# the trees take long on a busy machine
 . "$top/test/lib/harness.sh"
@@ -95,8 +95,8 @@ fi
 # tarball of the root's criu (criu-src.sh), in $GPU_CACHE/SUITE; for
 # criu-dev its snapshot, beside its criu.  The suite's root gets them at
 # /gpu-plugins (PTIMER_GPU_PLUGINS), or PTIMER_GPU_WHY says why not.
-GPU_CACHE=${PTIMER_GPU_CACHE:-/var/cache/ptimer-test/criu-build}
-SRC_CACHE=${PTIMER_ZDTM_CACHE:-/var/cache/ptimer-test/zdtm}
+GPU_CACHE=${PTIMER_GPU_CACHE:-${PTIMER_TEST_CACHE:-/var/cache/ptimer-test}/criu-build}
+SRC_CACHE=${PTIMER_ZDTM_CACHE:-${PTIMER_TEST_CACHE:-/var/cache/ptimer-test}/zdtm}
 . "$here/criu-src.sh"
 declare -A GPU_DIR GPU_WHY
 # gpu_build SUITE TARBALL CACHE: GPU_DIR[SUITE] (CACHE/NAME/plugins) or GPU_WHY[SUITE]

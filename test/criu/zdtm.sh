@@ -38,7 +38,7 @@ top=$(cd "$here/../.." && pwd)
 . "$top/test/lib/host.sh"
 suites=("$@")
 [ ${#suites[@]} -gt 0 ] || suites=(trixie sid)
-CACHE=${PTIMER_ZDTM_CACHE:-/var/cache/ptimer-test/zdtm}
+CACHE=${PTIMER_ZDTM_CACHE:-${PTIMER_TEST_CACHE:-/var/cache/ptimer-test}/zdtm}
 # No zdtm.py run starts after PTIMER_ZDTM_BUDGET seconds (default 1500): the
 # tests left are a SKIP each, so a slow machine cannot stretch `make check`
 # without bound.  TIMEOUT kills a root's whole run.

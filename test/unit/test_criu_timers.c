@@ -244,9 +244,9 @@ static void test_criu_core(void)
 	write_core(dir, 4, v, 2);
 	snprintf(path, sizeof(path), "%s/core-4.img", dir);
 	{
-		char link_path[4200], keep[4200];
-		size_t orig_len, now_len, stripped_len, back_len;
-		uint8_t *orig = malloc(8192), *now = malloc(8192), *back = malloc(8192);
+		char link_path[4200];
+		size_t orig_len, now_len, stripped_len;
+		uint8_t *orig = malloc(8192), *now = malloc(8192);
 		struct stat s0, s1, s2;
 
 		{
@@ -279,25 +279,8 @@ static void test_criu_core(void)
 		      "%d '%s' criu's %zu (was %zu) stripped %zu mode %o", ret, err.msg, now_len, orig_len,
 		      stripped_len, s2.st_mode & 07777);
 		unlink(link_path);
-		/* what ptimer 0.1 left when killed, put back byte for byte */
-		snprintf(keep, sizeof(keep), "%s/core-4.img.with-timers", dir);
-		ret = link(path, keep) ? -errno : 0;
-		if (!ret)
-			ret = ptimer_criu_core_strip_timers(dir, 4, &(uint32_t){ 0 }, &err);
-		if (!ret)
-			ret = ptimer_criu_core_put_back(dir, 4, &err);
-		{
-			const uint8_t *x = slurp(path, &back_len);
-
-			memcpy(back, x, back_len);
-		}
-		CHECK("criu-core/put-back", ret == 0 && back_len == orig_len && !memcmp(back, orig, orig_len) &&
-		      access(keep, F_OK) != 0, "%d '%s' %zu vs %zu", ret, err.msg, back_len, orig_len);
-		ret = ptimer_criu_core_put_back(dir, 4, &err);
-		CHECK("criu-core/put-back-nothing", ret == -ENOENT, "%d", ret);
 		free(orig);
 		free(now);
-		free(back);
 	}
 
 	/* a value out of range is refused, naming the file */

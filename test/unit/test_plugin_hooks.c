@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The CRIU plugin's answers to criu's hooks (plugin/ptimer_plugin.c),
+ * The CRIU plugin's answers to criu's hooks (plugin/hooks.c),
  * loaded as criu loads it (dlopen of ptimer_plugin.so beside this program's
  * directory), with this program standing in for the criu binary's exports
  * (print_on_level, criu_get_image_dir: linked -rdynamic).  criu's
