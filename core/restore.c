@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -847,6 +848,34 @@ static int finish_probe_restore(struct restore_run *r, struct ptimer_err *err)
 	return ret;
 }
 
+/* ptimer_put_pdeath, with b a blob open in the leader (NULL: none) */
+static int put_pdeath(struct ptimer_task *t, struct ptimer_blob *b, int sig, struct ptimer_err *err)
+{
+	const unsigned long args[6] = { PR_SET_PDEATHSIG, (unsigned long)sig };
+	struct ptimer_blob *own = NULL;
+	long res = 0;
+	int ret;
+
+	if (ptimer_task_runner(t) != t->pid)
+		return 0;	/* the leader has exited: no child gets its signal */
+	if (!b) {
+		ret = ptimer_blob_open(&own, t->pid, 0, 0, t->owns_waits, err);
+		if (ret)
+			return ret;
+		b = own;
+	}
+	ret = ptimer_blob_syscall(b, __NR_prctl, args, &res, err);
+	if (!ret && res)
+		ret = ptimer_errf(err, (int)-res, "process %d: cannot set its parent-death signal back to %d: %s",
+				  t->pid, sig, strerror((int)-res));
+	if (own) {
+		int r = ptimer_blob_close(own, ret ? NULL : err);
+
+		ret = ret ? ret : r;
+	}
+	return ret;
+}
+
 int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 			const struct ptimer_restore_opts *o, struct ptimer_restore_stats *st,
 			struct ptimer_err *err)
@@ -873,6 +902,8 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 	ret = read_occupied(t, r.w, r.n, &r.occ, &r.n_occ, err);
 	if (!ret)
 		ret = slice_begin(t, img, o, &sv, &n_sv, err);
+	if (!ret && r.n == 0 && o && o->put_pdeath)
+		ret = put_pdeath(t, NULL, o->pdeath_sig, err);
 	if (ret || r.n == 0)
 		goto out;
 
@@ -891,6 +922,8 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 		ret = prepare_linear(&r, err);
 	if (!ret && !restored_in_probe(&r))
 		ret = run_and_verify(&r, err);
+	if (!ret && o && o->put_pdeath)
+		ret = put_pdeath(t, r.b, o->pdeath_sig, err);
 	if (!ret) {
 		if (st) {
 			st->mode = r.a.mode == PTIMER_MODE_LINEAR ? PTIMER_RESTORE_LINEAR : PTIMER_RESTORE_EXACT;
@@ -910,6 +943,11 @@ out:
 	free(r.w);
 	free(r.occ);
 	return ret;
+}
+
+int ptimer_put_pdeath(struct ptimer_task *t, int sig, struct ptimer_err *err)
+{
+	return put_pdeath(t, NULL, sig, err);
 }
 
 int ptimer_rebind_clock_timers(struct ptimer_task *t, const struct ptimer_image *img,

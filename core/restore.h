@@ -46,7 +46,22 @@ struct ptimer_restore_opts {
 	enum ptimer_rseq_slice rseq_slice;
 	bool force_signals;		/* standalone: restore timers whose signal the
 					   target would not take (see ptimer_restore_task) */
+	bool put_pdeath;		/* once the timers are made, set the leader's
+					   parent-death signal to pdeath_sig (the CRIU
+					   plugin: ptimer_put_pdeath) */
+	int pdeath_sig;
 };
+
+/*
+ * ptimer_put_pdeath - prctl(PR_SET_PDEATHSIG, sig) in t's leader thread
+ * (the signal is per thread, and a child gets it when the thread that
+ * forked it exits: kernel/exit.c forget_original_parent(); criu forks a
+ * task's children from its leader), through the thread ptimer runs code
+ * in.  A leader that has exited makes it moot: 0.  Returns 0 or -errno
+ * (err set).  ptimer_restore_task does it with the blob it restored
+ * with when opts put_pdeath is set.
+ */
+int ptimer_put_pdeath(struct ptimer_task *t, int sig, struct ptimer_err *err);
 
 struct ptimer_restore_stats {
 	enum ptimer_restore_mode mode;	/* PTIMER_RESTORE_EXACT or _LINEAR, as used */

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,7 @@ struct ptimer_criu_core {
 	size_t len;
 	size_t elen;		/* the CoreEntry's bytes, from buf + 12 */
 	CriuCoreEntry *core;
+	bool edited;		/* core differs from buf */
 };
 
 void ptimer_criu_core_close(struct ptimer_criu_core *c)
@@ -210,21 +212,43 @@ int ptimer_criu_core_timers(const struct ptimer_criu_core *c, struct ptimer_time
 	return 0;
 }
 
+int ptimer_criu_core_pdeath(struct ptimer_criu_core *c, uint32_t sig, uint32_t *orig, struct ptimer_err *err)
+{
+	CriuThreadCoreEntry *th = c->core->thread_core;
+
+	if (!th)
+		return ptimer_errf(err, EINVAL, "%s: no thread_core (criu writes one for every task); dump again",
+				   c->path);
+	*orig = th->has_pdeath_sig ? th->pdeath_sig : 0;
+	th->has_pdeath_sig = 1;
+	th->pdeath_sig = sig;
+	c->edited = true;
+	return 0;
+}
+
 int ptimer_criu_core_strip(struct ptimer_criu_core *c, const char *dest, struct ptimer_err *err)
 {
 	CriuTaskTimersEntry *tt = core_timers(c);
+
+	if (tt && tt->n_posix) {
+		for (size_t i = 0; i < tt->n_posix; i++)
+			criu_posix_timer_entry__free_unpacked(tt->posix[i], NULL);
+		free(tt->posix);
+		tt->posix = NULL;
+		tt->n_posix = 0;
+		c->edited = true;
+	}
+	return ptimer_criu_core_write(c, dest, err);
+}
+
+int ptimer_criu_core_write(struct ptimer_criu_core *c, const char *dest, struct ptimer_err *err)
+{
 	size_t olen, rest = c->len - 12 - c->elen;
 	uint8_t *out;
 	int ret;
 
-	if (!tt || !tt->n_posix)
-		return 0;	/* nothing to take out: the file stays as it is */
-	for (size_t i = 0; i < tt->n_posix; i++)
-		criu_posix_timer_entry__free_unpacked(tt->posix[i], NULL);
-	free(tt->posix);
-	tt->posix = NULL;
-	tt->n_posix = 0;
-
+	if (!c->edited)
+		return 0;	/* nothing changed: the file stays as it is */
 	olen = criu_core_entry__get_packed_size(c->core);
 	out = malloc(12 + olen + rest);
 	if (!out)
@@ -325,6 +349,7 @@ int ptimer_criu_pstree_read(const char *dir, struct ptimer_criu_task **tasks, ui
 		}
 		if (!ret) {
 			v[k].vpid = (pid_t)e->pid;
+			v[k].ppid = e->has_ppid ? (pid_t)e->ppid : 0;
 			v[k].n_threads = (uint32_t)e->n_threads;
 			v[k].threads = malloc((e->n_threads + 1) * sizeof(*v[k].threads));
 			if (!v[k].threads)

@@ -41,6 +41,14 @@ int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed
  * a hard link of criu's file is replaced, criu's file left as it was.
  * Returns 0 or the -errno of the write (-ENOSPC, -EACCES, -EROFS, -EPERM
  * of fchown, ...); on failure dest and its directory are as they were.
+ * ptimer_criu_core_pdeath - set the leader thread's parent-death signal
+ * (thread_core.pdeath_sig, criu images/core.proto; criu's restorer sets it
+ * with PR_SET_PDEATHSIG in its RESTORE_CREDS stage, criu/pie/restorer.c
+ * restore_pdeath_sig()) to sig in the decoded entry; *orig: the dumped
+ * one (0: none).  Written by the next strip or write.  Returns 0, or
+ * -EINVAL when the entry has no thread_core.
+ * ptimer_criu_core_write - write the entry as edited (pdeath) to dest, as
+ * strip does; nothing edited: nothing written.
  * ptimer_criu_core_close - free; NULL is fine.
  */
 struct ptimer_criu_core;
@@ -49,6 +57,8 @@ uint32_t ptimer_criu_core_n_timers(const struct ptimer_criu_core *c);
 int ptimer_criu_core_timers(const struct ptimer_criu_core *c, struct ptimer_timer **out, uint32_t *n,
 			    struct ptimer_err *err);
 int ptimer_criu_core_strip(struct ptimer_criu_core *c, const char *dest, struct ptimer_err *err);
+int ptimer_criu_core_pdeath(struct ptimer_criu_core *c, uint32_t sig, uint32_t *orig, struct ptimer_err *err);
+int ptimer_criu_core_write(struct ptimer_criu_core *c, const char *dest, struct ptimer_err *err);
 void ptimer_criu_core_close(struct ptimer_criu_core *c);
 
 /*
@@ -66,6 +76,7 @@ void ptimer_criu_core_close(struct ptimer_criu_core *c);
  */
 struct ptimer_criu_task {
 	pid_t vpid;
+	pid_t ppid;		/* its parent in the tree, 0: the root */
 	uint32_t n_threads;
 	pid_t *threads;
 };

@@ -117,6 +117,11 @@ struct planned {
 	enum maker maker;
 	bool verify;		/* check criu's timers against the image */
 	bool work;		/* RESUME_DEVICES_LATE has work for ptimer */
+	bool pdeath;		/* criu restores it with pdeath_sig SIGKILL, which
+				   RESUME_DEVICES_LATE puts back to pdeath_orig:
+				   a task ptimer makes the timers of, and its
+				   ancestors, die with a killed criu (plan.c) */
+	uint32_t pdeath_orig;
 	uint32_t n_timers;	/* in the image */
 	struct ptimer_image img;
 	/* what the run did with it (resume.c), not the plan */

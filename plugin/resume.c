@@ -248,7 +248,12 @@ int plugin_resume_late(int pid)
 	ret = ptimer_task_adopt(&t, pid, &err);
 	if (ret)
 		goto fail;
-	if (p->maker == MAKER_PTIMER) {
+	o.put_pdeath = p->pdeath;
+	o.pdeath_sig = (int)p->pdeath_orig;
+	if (!p->img.version) {
+		/* an ancestor without an image, held by its pdeath_sig (plan.c) */
+		ret = ptimer_put_pdeath(&t, o.pdeath_sig, &err);
+	} else if (p->maker == MAKER_PTIMER) {
 		ret = ptimer_restore_task(&t, &p->img, &o, &st, &err);
 		if (!ret)
 			ret = ptimer_criu_pending(&t, &p->img, &err);
@@ -266,6 +271,8 @@ int plugin_resume_late(int pid)
 			ret = ptimer_rebind_clock_timers(&t, &p->img, &o, &err);
 		if (!ret)
 			ret = ptimer_criu_pending(&t, &p->img, &err);
+		if (!ret && p->pdeath)
+			ret = ptimer_put_pdeath(&t, o.pdeath_sig, &err);
 		if (!ret && p->verify)
 			ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): the %u timers criu restored match the image",
 				   pid, vpid, p->img.n_timers);

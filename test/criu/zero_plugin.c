@@ -8,9 +8,15 @@
  * orders.  With $ZERO_PLUGIN_KILL_CRIU set it SIGKILLs criu at its first
  * RESUME_DEVICES_LATE call, after it logged it: a criu killed between the
  * tasks' calls (loaded after ptimer, that is right after ptimer's call for
- * the first task).  Built in the criu roots against their criu-plugin.h.
+ * the first task).  With $ZERO_PLUGIN_HIDDEN set it says at its init that
+ * it is disabled (the global plugin_disabled, as criu's GPU plugins say
+ * it), so that ptimer, loaded after it, does not see it ahead, while its
+ * hooks stay in criu's chains: with $ZERO_PLUGIN_KILL_CRIU, criu is then
+ * killed before ptimer's first RESUME_DEVICES_LATE call.  Built in the
+ * criu roots against their criu-plugin.h.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -28,9 +34,12 @@ static void note(const char *hook, int pid)
 	}
 }
 
+bool plugin_disabled;
+
 static int zero_init(int stage)
 {
 	note("init", stage);
+	plugin_disabled = getenv("ZERO_PLUGIN_HIDDEN") != NULL;
 	return 0;
 }
 

@@ -8,6 +8,7 @@
  * unprivileged host uid).
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,8 +159,89 @@ static void test_strip(void)
 	return;
 }
 
+/*
+ * The parent-death signal the plugin gives a task whose timers it restores
+ * (plugin/plan.c hold_by_pdeath): set in thread_core, the dumped one
+ * returned, the timers and every other field of thread_core kept.
+ */
+static void test_pdeath(void)
+{
+	char dir[] = "/tmp/ptimer-test-criu-pdeath-XXXXXX", path[300], dest[300];
+	static const uint8_t futex_rla[] = { 0x08, 0x2a };	/* thread_core field 1 = 42 */
+	CriuThreadCoreEntry th = CRIU_THREAD_CORE_ENTRY__INIT;
+	CriuCoreEntry core = CRIU_CORE_ENTRY__INIT, *back = NULL;
+	uint32_t hdr[3] = { CRIU_IMG_COMMON_MAGIC, CRIU_CORE_MAGIC, 0 };
+	struct ptimer_criu_core *c = NULL;
+	struct ptimer_err err = { "" };
+	ProtobufCMessageUnknownField uf;
+	uint8_t buf[4096];
+	uint32_t orig = 99;
+	size_t len;
+	FILE *f;
+	int ret;
+
+	if (!mkdtemp(dir)) {
+		FAIL("criu_core: mkdtemp", "%s", strerror(errno));
+		return;
+	}
+	uf.tag = 1;
+	uf.wire_type = PROTOBUF_C_WIRE_TYPE_VARINT;
+	uf.len = 1;
+	uf.data = (uint8_t *)futex_rla + 1;
+	th.base.n_unknown_fields = 1;
+	th.base.unknown_fields = &uf;
+	th.has_pdeath_sig = 1;
+	th.pdeath_sig = 17;
+	core.thread_core = &th;
+	len = criu_core_entry__pack(&core, buf);
+	hdr[2] = (uint32_t)len;
+	snprintf(path, sizeof(path), "%s/core-7.img", dir);
+	f = fopen(path, "we");
+	ret = !f || fwrite(hdr, 1, sizeof(hdr), f) != sizeof(hdr) || fwrite(buf, 1, len, f) != len;
+	if (f && fclose(f))
+		ret = 1;
+	if (ret) {
+		FAIL("criu_core: pdeath setup", "cannot write %s", path);
+		return;
+	}
+	snprintf(dest, sizeof(dest), "%s/core-7.new", dir);
+	ret = ptimer_criu_core_open(dir, 7, &c, &err);
+	if (!ret)
+		ret = ptimer_criu_core_pdeath(c, SIGKILL, &orig, &err);
+	if (!ret)
+		ret = ptimer_criu_core_write(c, dest, &err);
+	ptimer_criu_core_close(c);
+	CHECK("criu_core: pdeath set, the dumped signal (17) returned", ret == 0 && orig == 17, "ret %d orig %u: %s",
+	      ret, orig, err.msg);
+	f = fopen(dest, "re");
+	len = f ? fread(buf, 1, sizeof(buf), f) : 0;
+	if (f)
+		fclose(f);
+	if (len > 12)
+		back = criu_core_entry__unpack(NULL, len - 12, buf + 12);
+	CHECK("criu_core: pdeath_sig 9 written, thread_core's other field kept",
+	      back && back->thread_core && back->thread_core->has_pdeath_sig && back->thread_core->pdeath_sig == SIGKILL &&
+	      back->thread_core->base.n_unknown_fields == 1 && back->thread_core->base.unknown_fields[0].tag == 1 &&
+	      back->thread_core->base.unknown_fields[0].data[0] == 42,
+	      "%s", back ? "thread_core differs" : "does not decode");
+	if (back)
+		criu_core_entry__free_unpacked(back, NULL);
+
+	/* no thread_core: refused, nothing written */
+	write_core(dir, 8, 2);
+	ret = ptimer_criu_core_open(dir, 8, &c, &err);
+	if (!ret)
+		ret = ptimer_criu_core_pdeath(c, SIGKILL, &orig, &err);
+	ptimer_criu_core_close(c);
+	CHECK("criu_core: pdeath of an entry without thread_core refused", ret == -EINVAL && strstr(err.msg, "thread_core"),
+	      "ret %d: %s", ret, err.msg);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	if (system(path))
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	return CHECK_RUN(CHECK_TEST(test_strip));
+	return CHECK_RUN(CHECK_TEST(test_strip), CHECK_TEST(test_pdeath));
 }
