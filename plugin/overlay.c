@@ -165,6 +165,44 @@ static void close_all_but(const int *keep, int n)
 }
 
 /*
+ * The guard's name, "ptimer-guard", as its comm and as its command line,
+ * so that what kills criu by name (pkill -f criu, killall criu) does not
+ * kill the guard, which must outlive criu.  The command line is moved to
+ * the name with PR_SET_MM_ARG_START/END (Linux 3.5, CAP_SYS_RESOURCE),
+ * else written over criu's own arguments in the guard's copy of criu's
+ * stack ([arg_start, arg_end) from /proc/self/stat fields 48 and 49, as
+ * setproctitle() does; the kernel then shows the name and NULs).
+ */
+static void guard_name(void)
+{
+	static char name[] = "ptimer-guard";
+	unsigned long lo = 0, hi = 0;
+	char buf[1024], *p;
+	ssize_t n;
+	int fd, k;
+
+	prctl(PR_SET_NAME, name, 0, 0, 0);
+	if (!prctl(PR_SET_MM, PR_SET_MM_ARG_START, (unsigned long)name, 0, 0) &&
+	    !prctl(PR_SET_MM, PR_SET_MM_ARG_END, (unsigned long)(name + sizeof(name)), 0, 0))
+		return;
+	fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	/* after the comm: field 3 is the first; arg_start is 48, arg_end 49 */
+	for (k = 3; p && k <= 48; k++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %lu %lu", &lo, &hi) != 2 || hi <= lo || hi - lo < sizeof(name))
+		return;
+	memset((void *)lo, 0, hi - lo);
+	memcpy((void *)lo, name, sizeof(name));
+}
+
+/*
  * The guard started, and the overlay's directory made by it in dirfd, its
  * name in ov_name.  Returns 0; -ECHILD when no guard could be started
  * (said in a warning), -EIO when the guard could not make the directory:
@@ -191,7 +229,7 @@ static int guard_start(int dirfd)
 		sigfillset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL);
 		setsid();
-		prctl(PR_SET_NAME, "ptimer-guard", 0, 0, 0);
+		guard_name();
 		if (fork())
 			_exit(0);
 		close_all_but(keep, 3);
@@ -414,16 +452,18 @@ void overlay_done(void)
 
 	if (img_fd_saved >= 0 && img >= 0 && dup2(img_fd_saved, img) < 0)
 		ptimer_log(PTIMER_LOG_ERROR, "cannot give criu its image directory back: %s", strerror(errno));
+	/* the lock first: NFS renames a file removed while open (.nfsXXXX),
+	 * which would keep the overlay's directory from being removed */
+	if (ov_lock >= 0) {
+		close(ov_lock);
+		ov_lock = -1;
+	}
 	if (ov_fd >= 0) {
 		close(ov_fd);
 		ov_fd = -1;
 		if (dfd >= 0)
 			remove_overlay(dfd, ov_name);
 		guard_done();
-	}
-	if (ov_lock >= 0) {
-		close(ov_lock);
-		ov_lock = -1;
 	}
 	if (img_fd_saved >= 0) {
 		close(img_fd_saved);
