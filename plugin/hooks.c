@@ -37,6 +37,7 @@
  * log for them (zdtm, runtimes, people) finds them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,24 +60,6 @@ extern bool check_and_remove_inventory_plugin(const char *name, size_t n) __attr
 enum { CRIU_LOG_ERROR = 1, CRIU_LOG_WARN = 2, CRIU_LOG_INFO = 3, CRIU_LOG_DEBUG = 4 };
 
 struct ptimer_plugin_conf conf = { .criu_mode = PTIMER_CRIU_AUTO };
-
-static void criu_log(int level, const char *where, const char *msg)
-{
-	switch (level) {
-	case PTIMER_LOG_ERROR:
-		print_on_level(CRIU_LOG_ERROR, "Error (%s): " PLUGIN_NAME ": %s\n", where, msg);
-		break;
-	case PTIMER_LOG_WARN:
-		print_on_level(CRIU_LOG_WARN, "Warn  (%s): " PLUGIN_NAME ": %s\n", where, msg);
-		break;
-	case PTIMER_LOG_INFO:
-		print_on_level(CRIU_LOG_INFO, PLUGIN_NAME ": %s\n", msg);
-		break;
-	default:
-		print_on_level(CRIU_LOG_DEBUG, PLUGIN_NAME ": %s\n", msg);
-		break;
-	}
-}
 
 /*
  * What ptimer costs criu's run, phase by phase (CLOCK_MONOTONIC, ns): its
@@ -121,26 +104,82 @@ static void cost_report(int stage)
 }
 
 /*
- * criu_get_image_dir() is an fd; our file API wants a path, and messages
- * should name the directory the user gave criu (-D), not /proc/self/fd/N.
- * The fd's target is used when it is still that directory (same device
- * and inode), else the fd's path.
+ * The image directory is reached through criu's own descriptor
+ * (criu_get_image_dir()), never by its name: a name another user can
+ * swap under root between two opens.  The plugin keeps a duplicate of it
+ * for the stage (dir_fd: the overlay later takes the place of criu's) and
+ * opens everything as /proc/self/fd/<dir_fd>/NAME; messages name the
+ * directory the user gave criu (-D) instead (dir_name, rewritten in
+ * criu_log), when that name still is the same directory.
  */
+static int dir_fd = -1;
+static char dir_fdpath[64], dir_name[4096];
+
 void image_dir(char *buf, size_t len)
 {
 	int fd = criu_get_image_dir();
-	char link[64];
 	struct stat a, b;
 	ssize_t n;
 
-	ptimer_proc_fd_path(fd, link, sizeof(link));
-	n = readlink(link, buf, len - 1);
-	if (n > 0 && (size_t)n < len - 1) {
-		buf[n] = 0;
-		if (buf[0] == '/' && !stat(buf, &a) && !fstat(fd, &b) && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
-			return;
+	if (dir_fd < 0) {
+		dir_fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
+		ptimer_proc_fd_path(dir_fd >= 0 ? dir_fd : fd, dir_fdpath, sizeof(dir_fdpath));
+		n = readlink(dir_fdpath, dir_name, sizeof(dir_name) - 1);
+		dir_name[n > 0 ? n : 0] = 0;
+		if (dir_name[0] != '/' || stat(dir_name, &a) || fstat(dir_fd >= 0 ? dir_fd : fd, &b) ||
+		    a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+			snprintf(dir_name, sizeof(dir_name), "%s", dir_fdpath);
 	}
-	snprintf(buf, len, "%s", link);
+	snprintf(buf, len, "%s", dir_fdpath);
+}
+
+/* The stage is over: the duplicate closed. */
+static void image_dir_done(void)
+{
+	if (dir_fd >= 0)
+		close(dir_fd);
+	dir_fd = -1;
+	dir_fdpath[0] = dir_name[0] = 0;
+}
+
+/* msg with each dir_fdpath (followed by '/' or its end) as dir_name, into out */
+static const char *with_dir_name(const char *msg, char *out, size_t len)
+{
+	size_t fl = strlen(dir_fdpath), at = 0;
+	const char *p = msg, *q;
+
+	if (!fl || !strcmp(dir_fdpath, dir_name) || !strstr(msg, dir_fdpath))
+		return msg;
+	while ((q = strstr(p, dir_fdpath)) && at < len) {
+		bool whole = q[fl] == '/' || q[fl] == 0 || q[fl] == ' ' || q[fl] == ':' || q[fl] == ')';
+
+		at += (size_t)snprintf(out + at, len - at, "%.*s%s", (int)(q - p), p, whole ? dir_name : dir_fdpath);
+		p = q + fl;
+	}
+	if (at < len)
+		snprintf(out + at, len - at, "%s", p);
+	return out;
+}
+
+static void criu_log(int level, const char *where, const char *msg)
+{
+	char named[8192];
+
+	msg = with_dir_name(msg, named, sizeof(named));
+	switch (level) {
+	case PTIMER_LOG_ERROR:
+		print_on_level(CRIU_LOG_ERROR, "Error (%s): " PLUGIN_NAME ": %s\n", where, msg);
+		break;
+	case PTIMER_LOG_WARN:
+		print_on_level(CRIU_LOG_WARN, "Warn  (%s): " PLUGIN_NAME ": %s\n", where, msg);
+		break;
+	case PTIMER_LOG_INFO:
+		print_on_level(CRIU_LOG_INFO, PLUGIN_NAME ": %s\n", msg);
+		break;
+	default:
+		print_on_level(CRIU_LOG_DEBUG, PLUGIN_NAME ": %s\n", msg);
+		break;
+	}
 }
 
 const char *criu_mode_name(enum ptimer_criu_mode m)
@@ -208,8 +247,8 @@ static void plugin_exit(int stage, int ret)
 		resume_reset();
 	}
 	ahead[0] = 0;
+	image_dir_done();
 }
-
 
 #ifdef PTIMER_HAVE_CHECKPOINT_DEVICES
 static int ptimer_plugin_checkpoint(int pid)

@@ -47,7 +47,7 @@ size_t n_plan, n_work;
  * tree: the same for every task, learnt once at init.
  */
 struct restore_env {
-	const char *dir;	/* criu's image directory (image_dir) */
+	const char *dir;	/* criu's image directory, through its fd (image_dir) */
 	bool exact;		/* criu makes exact IDs itself (can_criu_restore_exact) */
 	bool prctl;		/* this kernel has the exact-ID prctl */
 	bool takeover;		/* criu-mode takeover in the restore's settings */

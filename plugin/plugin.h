@@ -44,8 +44,9 @@ const char *criu_mode_name(enum ptimer_criu_mode m);
 
 /*
  * image_dir - the image directory criu was given (-D), as a path into
- * buf[len]: the target of criu's directory fd when it is still that
- * directory (same device and inode), else /proc/self/fd/N.
+ * buf[len] that reaches it through criu's own descriptor:
+ * /proc/self/fd/N of a duplicate the plugin holds for the stage.  The
+ * plugin's messages show the directory's name in its place (hooks.c).
  */
 void image_dir(char *buf, size_t len);
 
