@@ -210,7 +210,7 @@ if [ "$SUITE" = criu-dev ]; then
 	cp "$DEV/criu/include/criu-plugin.h" "$TMP/criu-inc/criu/criu-plugin.h"
 fi
 cp -a "$B" "$TMP/build"
-rm -f "$TMP/build/plugin/ptimer_plugin.o" "$TMP/build/ptimer_plugin.so"
+rm -f "$TMP/build/plugin/"*.o "$TMP/build/ptimer_plugin.so"
 # the C programs of this guest's cases (test/lib/driver.sh drive_progs)
 PROGS=$(DRIVE_CASES=$top/test/cases && . "$top/test/lib/driver.sh" &&
 	drive_progs_of $(for w in $CASES; do w=${w#drive:}; echo "${w%%:*}"; done | sort -u) |
