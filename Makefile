@@ -205,42 +205,43 @@ deb: all
 UNIT_TESTS := $(patsubst test/unit/test_%.c,$(B)/test/test_%,$(wildcard test/unit/test_*.c))
 E2E_PROGS  := $(patsubst test/e2e/%.c,$(B)/test/%,$(wildcard test/e2e/*.c))
 
+# Every test program, unit and end to end, links the test library
+# (test/lib/tst.c: the check lines, their counts and plans, the role protocol).
+TST_O := $(B)/test/lib/tst.o
+$(TST_O): test/lib/tst.c test/lib/tst.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
 # The restore algorithm against the simulated kernel (test/unit/simkernel.c):
 # objects built with PTIMER_SIMKERNEL go to $(B)/sim/.
 $(B)/sim/%.o: %.c Makefile | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -DPTIMER_SIMKERNEL -c -o $@ $<
 SIM_OBJS := $(B)/sim/test/unit/simkernel.o $(B)/sim/restorer/algo.o
-$(B)/test/test_algo: $(B)/sim/test/unit/test_algo.o $(SIM_OBJS)
+$(B)/test/test_algo: $(B)/sim/test/unit/test_algo.o $(SIM_OBJS) $(TST_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^
 # The rseq host side against the simulated kernel, through the real blob code.
-$(B)/test/test_rseq: $(B)/sim/test/unit/test_rseq.o $(SIM_OBJS) $(LIB_OBJS)
+$(B)/test/test_rseq: $(B)/sim/test/unit/test_rseq.o $(SIM_OBJS) $(LIB_OBJS) $(TST_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 # The plugin's settings file (plugin/conf.c needs no criu headers).
-$(B)/test/test_plugin_conf: test/unit/test_plugin_conf.c $(B)/plugin/conf.o $(LIB_OBJS)
+$(B)/test/test_plugin_conf: test/unit/test_plugin_conf.c $(B)/plugin/conf.o $(LIB_OBJS) $(TST_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 # The plugin's hooks, loaded as criu loads it (dlopen); the program stands
 # in for what the criu binary exports (-rdynamic).
-$(B)/test/test_plugin_hooks: test/unit/test_plugin_hooks.c $(B)/ptimer_plugin.so
+$(B)/test/test_plugin_hooks: test/unit/test_plugin_hooks.c $(B)/ptimer_plugin.so $(TST_O)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) $(PLUGIN_CFLAGS) -MF $@.d -MT $@ -rdynamic -o $@ $< -ldl
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(PLUGIN_CFLAGS) -MF $@.d -MT $@ -rdynamic -o $@ $< $(TST_O) -ldl
 # The plugin's reading and editing of criu's core images (no criu needed).
-$(B)/test/test_criu_core $(B)/test/test_criu_timers: $(B)/test/test_%: test/unit/test_%.c $(B)/plugin/criu_core.o $(LIB_OBJS)
+$(B)/test/test_criu_core $(B)/test/test_criu_timers: $(B)/test/test_%: test/unit/test_%.c $(B)/plugin/criu_core.o $(LIB_OBJS) $(TST_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 # One source each: its .d file is $@.d.
-$(B)/test/test_%: test/unit/test_%.c $(LIB_OBJS) | $(PROTO_H)
+$(B)/test/test_%: test/unit/test_%.c $(LIB_OBJS) $(TST_O) | $(PROTO_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< $(LIB_OBJS) $(LDLIBS)
-# Every test program links the test library (test/lib/tst.c: the role
-# protocol and the check lines).
-TST_O := $(B)/test/lib/tst.o
-$(TST_O): test/lib/tst.c test/lib/tst.h
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< $(LIB_OBJS) $(TST_O) $(LDLIBS)
 $(B)/test/%: test/e2e/%.c $(TST_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< $(TST_O) -lrt -lpthread

@@ -88,7 +88,7 @@ skipped_stage() {
 
 # stage_counted NAME OUT: what ran is what the stage says ran.  Every stage
 # ends with its totals line ("# [LABEL: ]N passed, N failed, N skipped",
-# harness.sh totals, test/unit/check.h CHECK_EXIT); the last one in OUT is
+# harness.sh totals, test/lib/tst.h tst_done); the last one in OUT is
 # the stage's own (nested suites print theirs before) and must equal the
 # PASS/FAIL/SKIP lines OUT holds.  A stage that stopped before its end has
 # none, or one that counts less than it printed.

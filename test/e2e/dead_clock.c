@@ -68,6 +68,8 @@ static volatile sig_atomic_t got[_NSIG];
 static int overrun_e = 0;
 static bool beyond;
 static pid_t child;
+/* how many times probe() printed its lines */
+static int probes;
 
 static void on_sig(int s)
 {
@@ -299,8 +301,29 @@ static void probe(const char *dir)
 		     "%d of %d waits came back with %s changed", (int)regs_bad, (int)regs_sleeps, REGS_CHECKED);
 	tst_out(save);
 	fclose(f);
+	probes++;
 	snprintf(path, sizeof(path), "%s/probe", dir);
 	unlink(path);
+}
+
+/* the timers of have[from..to] */
+static int held(int from, int to)
+{
+	int n = 0;
+
+	for (int k = from; k <= to; k++)
+		n += have[k];
+	return n;
+}
+
+/* the check lines this process prints, tst_plan's count: probe()'s each
+ * time (a line a timer, the signal mask, the registers), then check()'s
+ * (the IDs, each dead timer disarmed, the leader's clock as before and
+ * firing, the dead never firing, the child's clock kept and firing) */
+static int checks(bool with_child)
+{
+	return probes * (held(0, N_T - 1) + 1 + (REGS_CHECKED[0] != 0)) + 1 + held(T_A, T_E) + 3 +
+	       (with_child ? 2 : 0);
 }
 
 static void check(bool with_child)
@@ -473,6 +496,7 @@ int main(int argc, char **argv)
 	tst_ready();
 	tst_sleep_with(regs_sleep);
 	tst_wait_restored(make_timers ? poll_probe : NULL, 0);
+	tst_plan(checks(with_child));
 	check(with_child);
 	if (child > 0) {
 		kill(child, SIGKILL);

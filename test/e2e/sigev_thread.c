@@ -103,6 +103,7 @@ int main(int argc, char **argv)
 
 		tst_ready();
 		tst_wait_restored(NULL, 0);
+		tst_plan(1);
 		c1 = __atomic_load_n(&calls, __ATOMIC_RELAXED);
 		usleep(300000);
 		c2 = __atomic_load_n(&calls, __ATOMIC_RELAXED);

@@ -77,6 +77,7 @@ int main(int argc, char **argv)
 		return tst_done();
 	}
 	fclose(f);
+	tst_plan(2);	/* a check of each timer */
 	/* what was queued before the restore, then 2 s of fresh expiries */
 	while (sigtimedwait(&set, NULL, &(struct timespec){ 0, 0 }) > 0)
 		;

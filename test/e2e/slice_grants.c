@@ -536,6 +536,10 @@ int main(int argc, char **argv)
 	}
 	take_state(&after, rate2, crate2);
 	note_rates("after the restore", rate2, secs, crate2);
+	/* the grants before the dump (role criu), two checks a thread, the
+	 * grants after the restore, the sections of PRCTL FLAG OFF, the torn
+	 * ones */
+	tst_plan((enable ? 1 : 0) + 2 * NT + 1 + (OFF - PRCTL + 1) + 1);
 
 	for (int i = 0; i < NT; i++) {
 		/* the same area, length and signature: EBUSY (a thread of criu's

@@ -13,7 +13,7 @@
  *	scenarios prepare the target: see below), write verify.pid, verify.tids
  *	and verify.ready; wait for STATEDIR/restored (ptimer restore has run),
  *	then check every timer the scenario defines and print one
- *	PASS/FAIL/SKIP line a check (test/unit/check.h).  Exit 1 on any FAIL.
+ *	PASS/FAIL/SKIP line a check (test/lib/tst.h).  Exit 1 on any FAIL.
  *
  *   zdtm_timers criu SCENARIO STATEDIR [LABEL]
  *	for real criu (test/criu/suite.sh): the restored process is this very
@@ -61,7 +61,6 @@
 #include "lib/file.h"
 #include "lib/procfs.h"
 #include "test/lib/tst.h"
-#include "test/unit/check.h"
 
 #ifndef sigev_notify_thread_id
 #define sigev_notify_thread_id _sigev_un._tid
@@ -1026,12 +1025,12 @@ static int verify(const struct scenario *sc, const char *dir)
 	if (!tst_wait("restored", NULL, 120)) {
 		snprintf(name, sizeof(name), "%s/restored", label);
 		FAIL(name, "%s/restored did not appear within 120 s", dir);
-		return CHECK_EXIT();
+		return tst_done();
 	}
 	check_all(t, n, skip);
 	free(t);
 	free(skip);
-	return CHECK_EXIT();
+	return tst_done();
 }
 
 
@@ -1088,11 +1087,9 @@ static int criu_role(const struct scenario *sc, const char *dir)
 			SKIP(name, "%s: clock %d unavailable here", t[i].what, t[i].clock);
 		}
 	check_all(t, n, skip);
-	fflush(stdout);
-	tst_put("criu.done", "%s\n", check_failed ? "fail" : "pass");
 	free(t);
 	free(skip);
-	return CHECK_EXIT();
+	return tst_done();	/* the totals, then criu.done */
 }
 
 static int setup(const struct scenario *sc, const char *dir)

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The test programs' library: see tst.h.
+ * The test programs' library, unit and end-to-end: see tst.h.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,15 @@
 #include "test/lib/tst.h"
 
 static const char *t_role = "", *t_dir = ".", *t_tag = "";
+/* the check lines printed, by kind: the only counters */
 static int t_pass, t_fail, t_skip, t_xfail;
+/* the plans: check lines (tst_plan), tests (tst_run: planned, run to their
+ * end, the one running or -1 and its name); -1: none */
+static int t_planned = -1, t_tests = -1, t_ran, t_running = -1;
+static const char *t_running_name;
+/* the exit hook: registered, whose process, the totals printed */
+static bool t_hooked, t_closed;
+static pid_t t_pid;
 static char t_buf[8192];
 static FILE *t_out;
 static void (*t_sleep)(const struct timespec *ts);
@@ -177,11 +186,18 @@ bool tst_wait_restored(void (*poll)(void), int timeout_s)
 	return true;
 }
 
-static void line(const char *kind, const char *name, const char *fmt, va_list ap)
+enum kind { K_PASS, K_FAIL, K_SKIP, K_XFAIL };
+
+/* The one printer of check lines, and their one count: "KIND TAG/NAME",
+ * then ": WHY" when there is a format. */
+static void line(enum kind k, const char *name, const char *fmt, va_list ap)
 {
+	static const char *const word[] = { "PASS", "FAIL", "SKIP", "XFAIL" };
+	int *const count[] = { &t_pass, &t_fail, &t_skip, &t_xfail };
 	FILE *f = out();
 
-	fprintf(f, "%s %s%s%s", kind, t_tag, t_tag[0] ? "/" : "", name);
+	(*count[k])++;
+	fprintf(f, "%s %s%s%s", word[k], t_tag, t_tag[0] ? "/" : "", name);
 	if (fmt) {
 		fputs(": ", f);
 		vfprintf(f, fmt, ap);
@@ -195,13 +211,31 @@ void tst_check(bool ok, const char *name, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (ok) {
-		t_pass++;
-		line("PASS", name, fmt, ap);
-	} else {
-		t_fail++;
-		line("FAIL", name, fmt, ap);
-	}
+	line(ok ? K_PASS : K_FAIL, name, fmt, ap);
+	va_end(ap);
+}
+
+/* line() with its arguments here */
+static void report(enum kind k, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	line(k, name, fmt, ap);
+	va_end(ap);
+}
+
+void tst_pass(const char *name)
+{
+	report(K_PASS, name, NULL);
+}
+
+void tst_fail(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	line(K_FAIL, name, fmt, ap);
 	va_end(ap);
 }
 
@@ -209,9 +243,8 @@ void tst_skip(const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
-	t_skip++;
 	va_start(ap, fmt);
-	line("SKIP", name, fmt, ap);
+	line(K_SKIP, name, fmt, ap);
 	va_end(ap);
 }
 
@@ -219,9 +252,8 @@ void tst_xfail(const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
-	t_xfail++;
 	va_start(ap, fmt);
-	line("XFAIL", name, fmt, ap);
+	line(K_XFAIL, name, fmt, ap);
 	va_end(ap);
 }
 
@@ -242,8 +274,74 @@ int tst_failed(void)
 	return t_fail;
 }
 
+/* A program that exits without tst_done() once it has a plan (an exit()
+ * inside a test, a return before its checks) still closes its run: the
+ * plan's verdicts and the totals line, and exit status 1 on a FAIL (the
+ * status exit() was given would hide it). */
+static void closing(void)
+{
+	if (getpid() != t_pid)
+		return;		/* a forked child's exit: not the program's */
+	if (!t_closed && tst_done())
+		_exit(1);
+}
+
+static void hook(void)
+{
+	if (t_hooked)
+		return;
+	t_hooked = true;
+	t_pid = getpid();
+	atexit(closing);
+}
+
+void tst_plan(int n)
+{
+	t_planned = n;
+	hook();
+}
+
+int tst_run(const struct tst_test *t, int n)
+{
+	t_tests = n;
+	hook();
+	printf("1..%d\n", n);
+	for (int i = 0; i < n; i++) {
+		int failed = t_fail;
+
+		t_running = i;
+		t_running_name = t[i].name;
+		fflush(stdout);
+		t[i].fn();
+		t_running = -1;
+		t_ran++;
+		printf("%sok %d %s\n", t_fail == failed ? "" : "not ", i + 1, t[i].name);
+	}
+	return tst_done();
+}
+
+/* The plans against what ran and what was printed: a FAIL "plan" each
+ * that does not hold. */
+static void plans(void)
+{
+	int printed = t_pass + t_fail + t_skip + t_xfail;
+
+	if (t_tests >= 0 && t_ran != t_tests) {
+		if (t_running >= 0)
+			tst_fail("plan", "%d tests planned, %d ran: the program ended inside test %d (%s)", t_tests,
+				 t_ran, t_running + 1, t_running_name);
+		else
+			tst_fail("plan", "%d tests planned, %d ran", t_tests, t_ran);
+	}
+	if (t_planned >= 0 && printed != t_planned)
+		tst_fail("plan", "%d checks planned, %d printed", t_planned, printed);
+}
+
 int tst_done(void)
 {
+	if (!t_closed)
+		plans();
+	t_closed = true;
 	if (t_xfail)
 		printf("# %s: %d passed, %d failed, %d skipped, %d xfail\n", program_invocation_short_name, t_pass,
 		       t_fail, t_skip, t_xfail);

@@ -14,7 +14,7 @@
 #include "restorer/abi.h"
 #include "restorer/algo.h"
 #include "restorer/sys.h"
-#include "test/unit/check.h"
+#include "test/lib/tst.h"
 #include "test/unit/simkernel.h"
 
 #define MAXT 16

@@ -34,7 +34,7 @@
 #elif defined(__aarch64__)
 #include "restorer/arch/aarch64/regs.h"
 #endif
-#include "test/unit/check.h"
+#include "test/lib/tst.h"
 
 #if defined(__x86_64__)
 static void test_rewind_cases(void)

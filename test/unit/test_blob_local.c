@@ -32,7 +32,7 @@
 #include "restorer/abi.h"
 #include "restorer/algo.h"
 #include "restorer/blob.h"
-#include "test/unit/check.h"
+#include "test/lib/tst.h"
 
 #define MAXT		8
 #define PAGE		4096u
@@ -433,7 +433,7 @@ static void test_map(void)
 {
 	if (region_map(&the_region)) {
 		FAIL("blob: map region", "%s", strerror(errno));
-		exit(check_exit());
+		exit(tst_done());
 	}
 	CHECK("blob: size is a multiple of 4096 and entry is offset 0",
 	      blob_len() % PAGE == 0 && blob_len() > 0, "%zu bytes", blob_len());

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "core/caps.h"
-#include "test/unit/check.h"
+#include "test/lib/tst.h"
 
 static struct ptimer_attach_facts same_user(int scope, bool cap)
 {

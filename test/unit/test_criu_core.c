@@ -18,7 +18,7 @@
 
 #include "plugin/criu_core.h"
 #include "proto/criu_core.pb-c.h"
-#include "test/unit/check.h"
+#include "test/lib/tst.h"
 
 #define CRIU_IMG_COMMON_MAGIC	0x54564319u
 #define CRIU_CORE_MAGIC		0x55053847u

@@ -27,7 +27,7 @@
 #include "images/image.h"
 #include "plugin/criu_core.h"
 #include "proto/criu_core.pb-c.h"
-#include "test/unit/check.h"
+#include "test/lib/tst.h"
 
 #define IMG_COMMON_MAGIC	0x54564319u
 #define CORE_MAGIC		0x55053847u

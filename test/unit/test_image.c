@@ -3,7 +3,7 @@
  * Unit tests for images/: binary image write/read, framing refusals, field
  * validation (as test/cases/invalid-values.sh checks end to end), JSON
  * round trip and refusals, ptimer_image_find, and the show/name helpers.
- * Each check prints one PASS/FAIL line (check.h); exit status 1 on failure.
+ * Each check prints one PASS/FAIL line (test/lib/tst.h); exit status 1 on failure.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,7 +21,7 @@
 #include "images/image.h"
 #include "lib/file.h"
 #include "proto/ptimer.pb-c.h"
-#include "test/unit/check.h"
+#include "test/lib/tst.h"
 
 #define N_SAMPLE	6
 

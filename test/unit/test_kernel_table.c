@@ -32,7 +32,7 @@
 
 #include "core/proc_timers.h"
 #include "images/image.h"
-#include "test/unit/check.h"
+#include "test/lib/tst.h"
 
 enum row_kind { TAKES, REFUSES, IMAGE_ONLY_GOOD, IMAGE_ONLY_BAD };
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "plugin/conf.h"
-#include "test/unit/check.h"
+#include "test/lib/tst.h"
 
 static char dir[] = "/tmp/ptimer-conf-XXXXXX";
 static char file[128];

@@ -21,7 +21,7 @@
 
 #include <criu/criu-plugin.h>
 
-#include "test/unit/check.h"
+#include "test/lib/tst.h"
 
 static int image_fd = -1;
 static int errors_logged;

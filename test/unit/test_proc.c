@@ -17,7 +17,7 @@
 
 #include "core/proc_timers.h"
 #include "lib/procfs.h"
-#include "test/unit/check.h"
+#include "test/lib/tst.h"
 
 static int parse(const char *text, struct ptimer_timer **t, uint32_t *n, struct ptimer_err *err)
 {

@@ -17,7 +17,7 @@
 
 #include "core/procwatch.h"
 #include "core/util.h"
-#include "test/unit/check.h"
+#include "test/lib/tst.h"
 
 static void test_watch(void)
 {

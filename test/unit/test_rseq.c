@@ -15,7 +15,7 @@
 #include "core/restore.h"
 #include "core/rseq.h"
 #include "restorer/algo.h"
-#include "test/unit/check.h"
+#include "test/lib/tst.h"
 #include "test/unit/simkernel.h"
 
 /* struct rseq areas of the simulated threads: 32 bytes, 32-aligned */
