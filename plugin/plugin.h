@@ -13,6 +13,8 @@
  *              decided once into the restore plan (struct planned)
  *   overlay.c  the directory criu reads where ptimer takes timers out of
  *              criu's core images, and its guard
+ *   pdeath.c   the tasks the plan holds with the parent-death signal, so
+ *              that they die with a killed criu
  *   resume.c   RESUME_DEVICES_LATE: the plan carried out in each task
  *
  * Nothing here is seen by criu: the .so exports CR_PLUGIN_DESC and what
@@ -146,6 +148,9 @@ int plan_restore(void);
 /* The task of vpid in the plan, NULL when it has no image. */
 struct planned *planned_of(pid_t vpid);
 
+/* The plan sorted by vpid again (for planned_of) after tasks were added. */
+void sort_plan(void);
+
 /* The plan freed (exit, a failed init). */
 void free_plan(void);
 
@@ -176,6 +181,19 @@ void overlay_done(void);
  * ptimer 0.1 stripped in place).
  */
 int clean_leftover(const char *dir, int dfd, const char *name, struct ptimer_err *err);
+
+/* --- pdeath.c ----------------------------------------------------------- */
+
+struct ptimer_criu_task;
+
+/*
+ * hold_by_pdeath - every task of the plan whose timers ptimer makes, and
+ * each of its ancestors in tree[n_tree] (criu's pstree.img), restored
+ * with pdeath_sig SIGKILL: their core images rewritten into the overlay of
+ * dir.  Returns 0 or -errno (err set).
+ */
+int hold_by_pdeath(const char *dir, const struct ptimer_criu_task *tree, uint32_t n_tree,
+		   struct ptimer_err *err);
 
 /* --- resume.c ------------------------------------------------------------ */
 
