@@ -103,6 +103,16 @@ static bool at_ns_leader(const struct ptimer_task *t, const struct ptimer_timer 
 	return (tm->sigev_notify & PTIMER_SIGEV_THREAD_ID) && tm->notify_tid == t->vpid && t->other_pidns;
 }
 
+/* How many of img's timers are aimed at t's pid-namespace leader. */
+static uint32_t n_at_ns_leader(const struct ptimer_task *t, const struct ptimer_image *img)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < img->n_timers; i++)
+		k += at_ns_leader(t, &img->timers[i]);
+	return k;
+}
+
 /*
  * img's timers aimed at t's pid-namespace leader (at_ns_leader), with the
  * timing they have in t now (ptimer_read_timer_state), into *out (malloc'd;
@@ -111,12 +121,10 @@ static bool at_ns_leader(const struct ptimer_task *t, const struct ptimer_timer 
 int leader_timers(struct ptimer_task *t, const struct ptimer_image *img, struct ptimer_timer **out,
 		  struct ptimer_err *err)
 {
-	uint32_t k = 0;
+	uint32_t k = n_at_ns_leader(t, img);
 	int ret;
 
 	*out = NULL;
-	for (uint32_t i = 0; i < img->n_timers; i++)
-		k += at_ns_leader(t, &img->timers[i]);
 	if (!k)
 		return 0;
 	*out = calloc(k, sizeof(**out));
@@ -146,11 +154,9 @@ static int reaim_leader_timers(struct ptimer_task *t, const struct ptimer_image 
 {
 	struct ptimer_timer *orig = NULL, *with = NULL;
 	struct reaimed *v;
-	uint32_t k = 0;
+	uint32_t k = n_at_ns_leader(t, img);
 	int ret;
 
-	for (uint32_t i = 0; i < img->n_timers; i++)
-		k += at_ns_leader(t, &img->timers[i]);
 	if (!k)
 		return 0;
 	if (prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS, PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) < 0) {
@@ -203,10 +209,7 @@ static bool leader_aimed_left(const struct ptimer_task *t, const struct ptimer_i
 	for (size_t i = 0; i < n_reaimed; i++)
 		if (reaimed[i].pid == t->pid)
 			return false;
-	for (uint32_t i = 0; i < img->n_timers; i++)
-		if (at_ns_leader(t, &img->timers[i]))
-			return true;
-	return false;
+	return n_at_ns_leader(t, img) > 0;
 }
 #endif
 

@@ -129,21 +129,17 @@ static int core_timers_by_id(const struct ptimer_criu_core *c, struct ptimer_tim
 }
 
 /*
- * The timing of img's timers from criu's core image c (by ID: the same
+ * The timing of img's timers from criu's, ct[nc] sorted by ID (the same
  * timers, the plugin saved its image while criu held the task stopped,
  * before criu saved it).  A timer whose clock the image changed (the CPU
  * clock of a thread gone: CLOCK_MONOTONIC, disarmed) keeps none.  Then
  * the pending marks are checked against it (ptimer_pending_drop_stale).
  */
-static int fill_state(struct ptimer_image *img, const struct ptimer_criu_core *c, pid_t vpid,
+static int fill_state(struct ptimer_image *img, const struct ptimer_timer *ct, uint32_t nc, pid_t vpid,
 		      struct ptimer_err *err)
 {
-	struct ptimer_timer *ct = NULL;
-	uint32_t nc = 0;
-	int ret = core_timers_by_id(c, &ct, &nc, err);
+	int ret = 0;
 
-	if (ret)
-		return ret;
 	if (nc != img->n_timers)
 		ret = ptimer_errf(err, EINVAL, "core-%d.img holds %u POSIX timers, ptimers-%d.img %u: they are not "
 				  "of the same dump; dump again", vpid, nc, vpid, img->n_timers);
@@ -163,32 +159,24 @@ static int fill_state(struct ptimer_image *img, const struct ptimer_criu_core *c
 		}
 		ptimer_pending_drop_stale(tm);
 	}
-	free(ct);
 	return ret;
 }
 
 /*
  * The timers of an image that lists none (img->timers_in_core: the dump
- * found them all criu's, ptimer_timers_all_criu) from criu's core image c,
- * whole, sorted by ID, as ptimer's dump gives them: a notification that is
- * no SIGEV_THREAD_ID one names the process (vpid).  The image must not be
- * read again from file after: ptimer_image_free frees them.
+ * found them all criu's, ptimer_timers_all_criu): criu's ct[nc] from its
+ * core image, sorted by ID, taken whole (img owns ct after), as ptimer's
+ * dump gives them: a notification that is no SIGEV_THREAD_ID one names
+ * the process (vpid).  The image must not be read again from file after:
+ * ptimer_image_free frees them.
  */
-static int take_core_timers(struct ptimer_image *img, const struct ptimer_criu_core *c, pid_t vpid,
-			    struct ptimer_err *err)
+static void take_core_timers(struct ptimer_image *img, struct ptimer_timer *ct, uint32_t nc, pid_t vpid)
 {
-	struct ptimer_timer *ct = NULL;
-	uint32_t nc = 0;
-	int ret = core_timers_by_id(c, &ct, &nc, err);
-
-	if (ret)
-		return ret;
 	for (uint32_t i = 0; i < nc; i++)
 		if (!(ct[i].sigev_notify & PTIMER_SIGEV_THREAD_ID))
 			ct[i].notify_tid = vpid;
 	img->timers = ct;
 	img->n_timers = nc;
-	return 0;
 }
 
 /*
@@ -386,16 +374,24 @@ static int take_from_core(struct planned *p, const struct restore_env *env, stru
 	struct ptimer_criu_core *c = NULL;
 	bool own = p->maker == MAKER_PTIMER || p->verify;
 	bool need_state = img->n_timers && (own || ptimer_image_pending(img) || clock_timers(img));
-	bool take = img->timers_in_core && own;
+	bool take = img->timers_in_core && own, own_ct = true;
+	struct ptimer_timer *ct = NULL;	/* criu's timers, sorted by ID */
+	uint32_t nc = 0;
 	int ret;
 
 	if (!need_state && !take && p->maker != MAKER_PTIMER)
 		return 0;
 	ret = ptimer_criu_core_open(env->dir, p->vpid, &c, err);
-	if (!ret && take)
-		ret = take_core_timers(img, c, p->vpid, err);
+	if (!ret && (take || need_state))
+		ret = core_timers_by_id(c, &ct, &nc, err);
+	if (!ret && take) {
+		take_core_timers(img, ct, nc, p->vpid);
+		own_ct = false;
+	}
 	if (!ret && need_state)
-		ret = fill_state(img, c, p->vpid, err);
+		ret = fill_state(img, ct, nc, p->vpid, err);
+	if (own_ct)
+		free(ct);
 	if (!ret && p->maker == MAKER_PTIMER && ptimer_criu_core_n_timers(c)) {
 		char ov[4200], dest[4300];
 
