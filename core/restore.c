@@ -734,6 +734,10 @@ static int probe_kernel(struct restore_run *r, struct ptimer_err *err)
 	r->a.n_timers = r->n;
 	r->a.n_occupied = r->n_occ;
 	r->a.mode = r->want == PTIMER_RESTORE_LINEAR ? PTIMER_MODE_LINEAR : PTIMER_MODE_EXACT;
+	/* the parent-death signal with the timers, in the leader (put_pdeath) */
+	r->a.pdeath_want = r->o && r->o->put_pdeath && ptimer_task_runner(r->t) == r->t->pid;
+	r->a.pdeath_sig = r->o ? r->o->pdeath_sig : 0;
+	r->a.pdeath_res = 1;	/* not set yet */
 	ret = ptimer_blob_call(r->b, &r->a, err);
 	if (ret) {
 		/* a run that may have made timers: undo what it reported */
@@ -922,8 +926,11 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 		ret = prepare_linear(&r, err);
 	if (!ret && !restored_in_probe(&r))
 		ret = run_and_verify(&r, err);
-	if (!ret && o && o->put_pdeath)
+	if (!ret && o && o->put_pdeath && r.a.pdeath_res == 1)
 		ret = put_pdeath(t, r.b, o->pdeath_sig, err);
+	else if (!ret && o && o->put_pdeath && r.a.pdeath_res)
+		ret = ptimer_errf(err, -r.a.pdeath_res, "process %d: cannot set its parent-death signal back to %d: %s",
+				  t->pid, o->pdeath_sig, strerror(-r.a.pdeath_res));
 	if (!ret) {
 		if (st) {
 			st->mode = r.a.mode == PTIMER_MODE_LINEAR ? PTIMER_RESTORE_LINEAR : PTIMER_RESTORE_EXACT;

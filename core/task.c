@@ -143,18 +143,38 @@ static int task_find(const struct ptimer_task *t, pid_t tid)
 	return -1;
 }
 
-/* Fill vtids from NSpid; a kernel without NSpid has one namespace. */
+/*
+ * Fill vtids from NSpid (a kernel without NSpid has one namespace) and
+ * pick the runner, the first thread that has not exited (the leader unless
+ * it has), from State: of the same read of each thread's status.
+ */
 static int task_fill_vtids(struct ptimer_task *t, struct ptimer_err *err)
 {
-	for (int i = 0; i < t->n_threads; i++) {
-		pid_t v = ptimer_proc_nspid(t->pid, t->tids[i]);
+	int runner = -1;
 
-		if (v == -EINVAL)
-			v = t->tids[i];
+	for (int i = 0; i < t->n_threads; i++) {
+		char nspid[256], state[16];
+		struct ptimer_status_key k[] = {
+			{ .key = "State", .out = state, .len = sizeof(state) },
+			{ .key = "NSpid", .out = nspid, .len = sizeof(nspid) },
+		};
+		int n = ptimer_proc_status_keys(t->pid, t->tids[i], k, 2);
+		const char *last;
+		pid_t v;
+
+		if (n < 0 || !k[0].found)
+			return ptimer_errf(err, ESRCH, "thread %d of process %d is gone", t->tids[i], t->pid);
+		last = strrchr(nspid, '\t') ? strrchr(nspid, '\t') + 1 : nspid;
+		v = k[1].found && *last ? (pid_t)strtol(last, NULL, 10) : t->tids[i];
 		if (v <= 0)
 			return ptimer_errf(err, ESRCH, "thread %d of process %d is gone", t->tids[i], t->pid);
 		t->vtids[i] = v;
+		if (runner < 0 && state[0] != 'Z' && state[0] != 'X')
+			runner = i;
 	}
+	if (runner < 0)
+		return ptimer_errf(err, ESRCH, "process %d has no live thread left", t->pid);
+	t->runner = runner;
 	t->vpid = t->vtids[0];
 	t->other_pidns = t->vpid != t->pid || ptimer_proc_same_pidns(t->pid) == 0;
 	return 0;
@@ -203,20 +223,6 @@ static int live_threads(pid_t pid)
 	if (n > 0)
 		free(tids);
 	return live;
-}
-
-/* The first thread that has not exited: the leader unless it has. */
-static int task_pick_runner(struct ptimer_task *t, struct ptimer_err *err)
-{
-	for (int i = 0; i < t->n_threads; i++) {
-		char st = thread_state(t->pid, t->tids[i] == t->pid ? 0 : t->tids[i]);
-
-		if (st && st != 'Z' && st != 'X') {
-			t->runner = i;
-			return 0;
-		}
-	}
-	return ptimer_errf(err, ESRCH, "process %d has no live thread left", t->pid);
 }
 
 static int task_list(struct ptimer_task *t, pid_t pid, bool seize, bool *grew, struct ptimer_err *err)
@@ -298,8 +304,6 @@ static int task_finish(struct ptimer_task *t, int ret, bool sweep, struct ptimer
 {
 	if (!ret)
 		ret = task_fill_vtids(t, err);
-	if (!ret)
-		ret = task_pick_runner(t, err);
 	if (!ret && sweep)
 		ret = ptimer_blob_sweep(ptimer_task_runner(t), err);
 	if (ret)

@@ -37,37 +37,50 @@ static int status_path(char *path, size_t len, pid_t pid, pid_t tid)
 	return snprintf(path, len, "/proc/%s/status", who);
 }
 
-int ptimer_proc_status(pid_t pid, pid_t tid, const char *key, char *out, size_t out_len)
+int ptimer_proc_status_keys(pid_t pid, pid_t tid, struct ptimer_status_key *keys, int n)
 {
-	size_t klen = strlen(key), len;
 	char path[96], *buf, *line;
-	int ret;
+	int ret, found = 0;
+	size_t len;
 
+	for (int k = 0; k < n; k++)
+		keys[k].found = false;
 	status_path(path, sizeof(path), pid, tid);
 	ret = read_small(path, &buf, &len);
 	if (ret)
 		return ret;
-	ret = -ENODATA;
-	for (line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-		const char *v;
-		size_t n;
+	for (line = buf; line && *line && found < n; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		for (int k = 0; k < n; k++) {
+			struct ptimer_status_key *w = &keys[k];
+			size_t klen = strlen(w->key), m;
+			const char *v;
 
-		if (strncmp(line, key, klen) || line[klen] != ':')
-			continue;
-		v = line + klen + 1;
-		v += strspn(v, " \t");
-		n = strcspn(v, "\n");
-		if (out_len) {
-			if (n >= out_len)
-				n = out_len - 1;
-			memcpy(out, v, n);
-			out[n] = '\0';
+			if (w->found || strncmp(line, w->key, klen) || line[klen] != ':')
+				continue;
+			v = line + klen + 1;
+			v += strspn(v, " \t");
+			m = strcspn(v, "\n");
+			if (w->len) {
+				if (m >= w->len)
+					m = w->len - 1;
+				memcpy(w->out, v, m);
+				w->out[m] = '\0';
+			}
+			w->found = true;
+			found++;
+			break;
 		}
-		ret = 0;
-		break;
 	}
 	free(buf);
-	return ret;
+	return found;
+}
+
+int ptimer_proc_status(pid_t pid, pid_t tid, const char *key, char *out, size_t out_len)
+{
+	struct ptimer_status_key k = { .key = key, .out = out, .len = out_len };
+	int ret = ptimer_proc_status_keys(pid, tid, &k, 1);
+
+	return ret < 0 ? ret : ret ? 0 : -ENODATA;
 }
 
 int ptimer_proc_runtime(pid_t pid, pid_t tid, unsigned long long *ns)
@@ -238,17 +251,24 @@ int ptimer_proc_threads(pid_t pid, pid_t **tids)
 	return n;
 }
 
-int ptimer_proc_sigmasks(pid_t pid, uint64_t *caught, uint64_t *ignored)
+int ptimer_proc_sigmasks(pid_t pid, pid_t *tgid, uint64_t *caught, uint64_t *ignored)
 {
-	char cgt[32], ign[32];
-	int ret = ptimer_proc_status(pid, 0, "SigCgt", cgt, sizeof(cgt));
+	char cgt[32], ign[32], tg[32];
+	struct ptimer_status_key k[] = {
+		{ .key = "SigCgt", .out = cgt, .len = sizeof(cgt) },
+		{ .key = "SigIgn", .out = ign, .len = sizeof(ign) },
+		{ .key = "Tgid", .out = tg, .len = sizeof(tg) },
+	};
+	int ret = ptimer_proc_status_keys(pid, 0, k, 3);
 
-	if (!ret)
-		ret = ptimer_proc_status(pid, 0, "SigIgn", ign, sizeof(ign));
-	if (ret)
-		return ret == -ENODATA ? -EPROTO : ret;
+	if (ret < 0)
+		return ret;
+	if (ret < 3)
+		return -EPROTO;
 	*caught = strtoull(cgt, NULL, 16);
 	*ignored = strtoull(ign, NULL, 16);
+	if (tgid)
+		*tgid = (pid_t)strtol(tg, NULL, 10);
 	return 0;
 }
 

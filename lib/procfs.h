@@ -25,6 +25,22 @@
 int ptimer_proc_status(pid_t pid, pid_t tid, const char *key, char *buf, size_t len);
 
 /*
+ * ptimer_proc_status_keys - several lines of that file from one read:
+ * keys[i].key's text into keys[i].out (keys[i].len bytes, truncated to
+ * fit; len 0: only whether it is there), keys[i].found set.  status is
+ * rendered anew on each read (fs/proc/array.c proc_pid_status(), a few
+ * KiB): one read instead of one per line.  Returns how many were found,
+ * or -errno as ptimer_proc_status.
+ */
+struct ptimer_status_key {
+	const char *key;
+	char *out;
+	size_t len;
+	bool found;
+};
+int ptimer_proc_status_keys(pid_t pid, pid_t tid, struct ptimer_status_key *keys, int n);
+
+/*
  * ptimer_proc_status_longs - the first max numbers of that line ("Uid:"
  * has 4, "NSpid:" one per pid namespace level, outermost first) into v.
  * Returns how many were there (may exceed max: only max are stored), or
@@ -102,9 +118,11 @@ bool ptimer_thread_exiting(pid_t pid, pid_t tid);
 int ptimer_proc_threads(pid_t pid, pid_t **tids);
 
 /* ptimer_proc_sigmasks - SigCgt: and SigIgn: of /proc/PID/status (the
- * process's handlers: caught and ignored signals, bit signo - 1).  Returns
- * 0, -ENOENT (gone), -EPROTO (a line missing), or -errno. */
-int ptimer_proc_sigmasks(pid_t pid, uint64_t *caught, uint64_t *ignored);
+ * process's handlers, shared by its threads: caught and ignored signals,
+ * bit signo - 1) and, when tgid is not NULL, its Tgid:, from one read (pid
+ * may be any thread's tid).  Returns 0, -ENOENT (gone), -EPROTO (a line
+ * missing), or -errno. */
+int ptimer_proc_sigmasks(pid_t pid, pid_t *tgid, uint64_t *caught, uint64_t *ignored);
 
 /* One line of /proc/PID/maps (proc(5); fs/proc/task_mmu.c show_map_vma()). */
 struct ptimer_proc_map {

@@ -22,7 +22,7 @@
 
 #include "lib/timer.h"	/* struct ptimer_timer, PTIMER_SIGEV_*, ... */
 
-#define PTIMER_ABI_VERSION	4u
+#define PTIMER_ABI_VERSION	5u
 #define PTIMER_BLOB_STACK	(64u * 1024u)
 
 /* The architecture's part: stub offsets, register layout, rseq signature. */
@@ -78,6 +78,9 @@ struct ptimer_resume_ctx {
 #define PTIMER_PR_RSEQ_SLICE_EXTENSION_GET	1
 #define PTIMER_PR_RSEQ_SLICE_EXTENSION_SET	2
 #define PTIMER_PR_RSEQ_SLICE_EXT_ENABLE		0x1
+
+/* uapi/linux/prctl.h: the calling thread's parent-death signal (0: none) */
+#define PTIMER_PR_SET_PDEATHSIG			1
 
 #ifndef __ASSEMBLER__
 
@@ -157,7 +160,14 @@ struct ptimer_blob_args {
 	uint32_t slice_arg;	/* SET's arg3: 0 or PR_RSEQ_SLICE_EXT_ENABLE */
 	int32_t slice_get;	/* GET's answer (0/1) or -errno */
 	int32_t slice_set;	/* SET's answer (0) or -errno; 1 when not run */
-	uint32_t pad;
+
+	/* PROBE_RESTORE done (result 0): with pdeath_want, also
+	 * prctl(PR_SET_PDEATHSIG, pdeath_sig) in this thread, its answer in
+	 * pdeath_res (0 or -errno; 1 when not run): one run less where the
+	 * plugin puts a task's parent-death signal back */
+	uint32_t pdeath_want;
+	int32_t pdeath_sig;
+	int32_t pdeath_res;
 };
 
 #endif /* __ASSEMBLER__ */

@@ -552,15 +552,20 @@ static long op_restore(struct ptimer_blob_args *a)
 /*
  * PROBE_RESTORE: PROBE, then RESTORE in exact mode when the kernel has the
  * prctl, switched off, and exact mode is asked for.  The host learns which
- * from prctl_get (and phase).  Otherwise as PROBE.
+ * from prctl_get (and phase).  Otherwise as PROBE.  A RESTORE done sets the
+ * thread's parent-death signal too when asked (pdeath_want).
  */
 static long op_probe_restore(struct ptimer_blob_args *a)
 {
 	long ret = op_probe(a);
 
+	a->pdeath_res = 1;
 	if (ret < 0 || a->prctl_get != 0 || a->mode != PTIMER_MODE_EXACT)
 		return ret;
-	return op_restore(a);
+	ret = op_restore(a);
+	if (!ret && a->pdeath_want)
+		a->pdeath_res = (int32_t)sys_prctl(PTIMER_PR_SET_PDEATHSIG, (unsigned long)a->pdeath_sig, 0, 0, 0);
+	return ret;
 }
 
 /* ROLLBACK: delete timers[0..n_created).  0 or the first delete's -errno. */

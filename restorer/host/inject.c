@@ -238,12 +238,15 @@ static int vm_read(struct ptimer_blob *b, uint64_t addr, void *dst, size_t len, 
  * SIGWINCH or SIGCHLD ignores; else any signal set to SIG_IGN; else SIGURG,
  * which a process that catches it only sees if ptimer dies at that moment.
  */
-static int pick_notify_sig(pid_t tgid)
+static int pick_notify_sig(struct ptimer_blob *b)
 {
 	static const int dfl_ignored[] = { SIGURG, SIGWINCH, SIGCHLD };
 	uint64_t caught = ~0ull, ignored = 0;
+	pid_t tgid = 0;
+	int ret = ptimer_proc_sigmasks(b->tid, &tgid, &caught, &ignored);
 
-	if (ptimer_proc_sigmasks(tgid, &caught, &ignored))
+	b->tgid = ret ? (ret == -ENOENT ? -ENOENT : ptimer_proc_tgid(b->tid)) : tgid;
+	if (ret)
 		return SIGURG;
 	for (size_t i = 0; i < sizeof(dfl_ignored) / sizeof(dfl_ignored[0]); i++)
 		if (!(caught & (1ull << (dfl_ignored[i] - 1))))
@@ -252,7 +255,7 @@ static int pick_notify_sig(pid_t tgid)
 		if ((ignored & (1ull << (sig - 1))) && sig != SIGKILL && sig != SIGSTOP && sig != SIGCONT)
 			return sig;
 	blob_log(PTIMER_BLOB_LOG_DEBUG, "process %d catches SIGURG, SIGWINCH and SIGCHLD and ignores nothing: "
-		   "if ptimer is killed while its code runs, the process may see one SIGURG", tgid);
+		   "if ptimer is killed while its code runs, the process may see one SIGURG", b->tgid);
 	return SIGURG;
 }
 
@@ -712,7 +715,8 @@ static bool is_leftover(struct ptimer_blob *b, unsigned long start, uint64_t *si
 {
 	struct leftover_mark m;
 
-	if (vm_read(b, start + b->code_size + PTIMER_LEFTOVER_MARK_OFF, &m, sizeof(m), NULL) ||
+	/* most mappings are not: no explanation of a read that fails */
+	if (ptimer_vm_copy(b->tid, start + b->code_size + PTIMER_LEFTOVER_MARK_OFF, &m, sizeof(m), false) ||
 	    memcmp(m.magic, LEFTOVER_MAGIC, sizeof(m.magic)) || m.base != start || m.size <= b->code_size ||
 	    m.size > (1ull << 40))
 		return false;
@@ -786,11 +790,13 @@ static uint32_t undo_half_restore(struct ptimer_blob *b, uint64_t start, uint64_
  * it: a second tracer could not have attached.
  */
 /* A mapping that may be what a killed ptimer left: anonymous, no name,
- * the code part R-X (or not yet: all RW), as large as the code at least,
- * and marked as ptimer's (is_leftover: then *size is its whole size). */
+ * all RWX, or the code part R-X (or not yet: all RW), as large as the code
+ * at least, and marked as ptimer's (is_leftover: then *size is its whole
+ * size). */
 static bool leftover_map(struct ptimer_blob *b, const struct ptimer_proc_map *m, uint64_t *size)
 {
-	return !m->inode && (!strcmp(m->perms, "r-xp") || !strcmp(m->perms, "rw-p")) && !strchr(m->name, '[') &&
+	return !m->inode && (!strcmp(m->perms, "rwxp") || !strcmp(m->perms, "r-xp") || !strcmp(m->perms, "rw-p")) &&
+	       !strchr(m->name, '[') &&
 	       m->end - m->start >= b->code_size && is_leftover(b, m->start, size);
 }
 
@@ -845,6 +851,7 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 {
 	size_t blob_len = (size_t)(ptimer_blob_end - ptimer_blob_start);
 	struct ptimer_blob *b;
+	bool wx = true;
 	long ret;
 	int r;
 
@@ -852,7 +859,7 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	if (!b)
 		return ptimer_errf(err, ENOMEM, "out of memory");
 	b->tid = tid;
-	b->tgid = ptimer_proc_tgid(tid);
+	b->notify_sig = pick_notify_sig(b);	/* and b->tgid, from the same read */
 	b->owns_waits = owns_waits;
 	b->n_timers = n_timers;
 	b->n_occupied = n_occupied;
@@ -866,13 +873,26 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	r = save_thread(b, err);
 	if (r)
 		goto fail;
-	b->notify_sig = pick_notify_sig(b->tgid > 0 ? b->tgid : tid);
 	r = place_stub(b, err);
 	if (r)
 		goto fail;
 	remove_leftovers(b);
-	r = stub_syscall(b, __NR_mmap, &ret, 0, b->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 (unsigned long)-1, 0, b->code_size + PTIMER_LEFTOVER_MARK_OFF, b->size, err);
+	/*
+	 * One run of the thread less: code and data mapped RWX at once, as
+	 * criu maps its own restorer.  Where W+X is refused (SELinux execmem,
+	 * a seccomp filter: -EACCES or -EPERM), RW now and R-X for the code
+	 * after it is copied in.
+	 */
+	r = stub_syscall(b, __NR_mmap, &ret, 0, b->size, PROT_READ | PROT_WRITE | PROT_EXEC,
+			 MAP_PRIVATE | MAP_ANONYMOUS, (unsigned long)-1, 0, b->code_size + PTIMER_LEFTOVER_MARK_OFF,
+			 b->size, err);
+	if (!r && (ret == -EACCES || ret == -EPERM)) {
+		blob_log(PTIMER_BLOB_LOG_DEBUG, "thread %d: a W+X mapping is refused (%s): code mapped RW, then "
+			 "R-X", tid, strerror((int)-ret));
+		wx = false;
+		r = stub_syscall(b, __NR_mmap, &ret, 0, b->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				 (unsigned long)-1, 0, b->code_size + PTIMER_LEFTOVER_MARK_OFF, b->size, err);
+	}
 	if (r)
 		goto fail;
 	if (ret < 0 && ret > -4096) {
@@ -890,8 +910,9 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	r = vm_write(b, b->base, ptimer_blob_start, blob_len, err);
 	if (r)
 		goto fail;
-	r = remote_syscall(b, __NR_mprotect, &ret, b->base, b->code_size, PROT_READ | PROT_EXEC, 0, 0, 0, err);
-	if (!r && ret)
+	if (!wx)
+		r = remote_syscall(b, __NR_mprotect, &ret, b->base, b->code_size, PROT_READ | PROT_EXEC, 0, 0, 0, err);
+	if (!r && !wx && ret)
 		r = ptimer_errf(err, -ret, "cannot make the restorer executable in thread %d: %s", tid,
 				strerror((int)-ret));
 	if (r)
@@ -929,14 +950,13 @@ int ptimer_blob_sweep(pid_t tid, struct ptimer_err *err)
 	if (!b)
 		return ptimer_errf(err, ENOMEM, "out of memory");
 	b->tid = tid;
-	b->tgid = ptimer_proc_tgid(tid);
+	b->notify_sig = pick_notify_sig(b);
 	b->code_size = PAGE_ALIGN((size_t)(ptimer_blob_end - ptimer_blob_start));
 	ptimer_proc_maps_text(tid, &b->maps);
 	r = save_thread(b, err);	/* also lets a leftover run finish */
 	if (r)
 		goto out;
 	any = maps_each(b, any_leftover, b) == 1;
-	b->notify_sig = pick_notify_sig(b->tgid > 0 ? b->tgid : tid);
 	/* a leftover stub alone is found, and zeroed, by place_stub/remove_stub */
 	if (!any && !stub_left(b))
 		goto out;
