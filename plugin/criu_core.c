@@ -123,6 +123,130 @@ void ptimer_criu_core_close(struct ptimer_criu_core *c)
 	free(c);
 }
 
+/*
+ * One field of a protobuf message in [*p, end): its number and wire type,
+ * a varint's value (*v), or a length-delimited field's bytes (*sub,
+ * *sublen); fixed32/64 are skipped over.  *p moves past it.  Returns 1, 0
+ * at the end, -EINVAL for bytes that are not a field (a group, a length
+ * past the end, a varint longer than 10 bytes).
+ */
+static int pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; shift < 70; shift += 7) {
+		uint8_t b;
+
+		if (*p >= end)
+			return -EINVAL;
+		b = *(*p)++;
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+	}
+	return -EINVAL;
+}
+
+static int pb_field(const uint8_t **p, const uint8_t *end, uint32_t *num, uint32_t *wt, uint64_t *v,
+		    const uint8_t **sub, size_t *sublen)
+{
+	uint64_t key;
+
+	if (*p >= end)
+		return 0;
+	if (pb_varint(p, end, &key))
+		return -EINVAL;
+	*num = (uint32_t)(key >> 3);
+	*wt = (uint32_t)(key & 7);
+	switch (*wt) {
+	case 0:
+		return pb_varint(p, end, v) ? -EINVAL : 1;
+	case 1:
+	case 5: {
+		size_t w = *wt == 1 ? 8 : 4;
+
+		if ((size_t)(end - *p) < w)
+			return -EINVAL;
+		*p += w;
+		return 1;
+	}
+	case 2:
+		if (pb_varint(p, end, v) || *v > (uint64_t)(end - *p))
+			return -EINVAL;
+		*sub = *p;
+		*sublen = (size_t)*v;
+		*p += *v;
+		return 1;
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * Walk the length-delimited fields path[0] / path[1] / ... of the message
+ * [p, end) (each occurrence, as protobuf merges repeated embedded
+ * messages), and in each message at the end of the path the varint field
+ * leaf: count those messages (*n) and keep the largest leaf (*max).
+ */
+static int pb_span(const uint8_t *p, const uint8_t *end, const uint32_t *path, int depth, uint32_t leaf,
+		   uint32_t *n, int64_t *max)
+{
+	const uint8_t *sub = NULL;
+	uint32_t num, wt;
+	size_t sublen = 0;
+	uint64_t v = 0;
+	int64_t id = 0;
+	int r;
+
+	while ((r = pb_field(&p, end, &num, &wt, &v, &sub, &sublen)) > 0) {
+		if (!depth) {
+			if (num == leaf && wt == 0)
+				id = (int64_t)(uint32_t)v;	/* the last one counts */
+			continue;
+		}
+		if (num != path[0])
+			continue;
+		if (wt != 2)
+			return -EINVAL;
+		r = pb_span(sub, sub + sublen, path + 1, depth - 1, leaf, n, max);
+		if (r)
+			return r;
+	}
+	if (r < 0)
+		return r;
+	if (!depth) {
+		(*n)++;
+		if (id > *max)
+			*max = id;
+	}
+	return 0;
+}
+
+int ptimer_criu_core_id_span(const char *dir, pid_t vpid, uint32_t *n, int64_t *max_id, struct ptimer_err *err)
+{
+	/* CoreEntry.tc (3) / TaskCoreEntry.timers (7) / TaskTimersEntry.posix (4), PosixTimerEntry.it_id (1) */
+	static const uint32_t path[] = { 3, 7, 4 };
+	char file[4200];
+	uint8_t *buf = NULL;
+	size_t len = 0, elen;
+	int ret;
+
+	*n = 0;
+	*max_id = -1;
+	snprintf(file, sizeof(file), "%s/core-%d.img", dir, vpid);
+	ret = read_file(file, &buf, &len, err);
+	if (ret)
+		return ret;
+	if (len < 12 || get_u32(buf) != CRIU_IMG_COMMON_MAGIC || get_u32(buf + 4) != CRIU_CORE_MAGIC)
+		ret = ptimer_errf(err, EINVAL, "%s: not a criu core image", file);
+	elen = ret ? 0 : get_u32(buf + 8);
+	if (!ret && elen > len - 12)
+		ret = ptimer_errf(err, EINVAL, "%s: entry of %zu bytes, only %zu follow", file, elen, len - 12);
+	if (!ret && pb_span(buf + 12, buf + 12 + elen, path, 3, 1, n, max_id))
+		ret = ptimer_errf(err, EINVAL, "%s: CoreEntry does not decode", file);
+	free(buf);
+	return ret;
+}
+
 int ptimer_criu_core_open(const char *dir, pid_t vpid, struct ptimer_criu_core **out, struct ptimer_err *err)
 {
 	struct ptimer_criu_core *c = calloc(1, sizeof(*c));

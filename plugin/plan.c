@@ -199,26 +199,18 @@ static void take_core_timers(struct ptimer_image *img, struct ptimer_timer *ct, 
 static int criu_loop_pairs(const struct planned *p, const char *dir, uint64_t *pairs, struct ptimer_err *err)
 {
 	const struct ptimer_image *img = &p->img;
-	struct ptimer_timer *ct = NULL;
 	const struct ptimer_timer *tm = img->timers;
 	uint32_t n = img->n_timers;
 	int64_t max = -1;
 	int ret = 0;
 
-	if (img->timers_in_core) {
-		struct ptimer_criu_core *c = NULL;
-
-		ret = ptimer_criu_core_open(dir, p->vpid, &c, err);
-		if (!ret)
-			ret = ptimer_criu_core_timers(c, &ct, &n, err);
-		ptimer_criu_core_close(c);
-		tm = ct;
-	}
-	for (uint32_t i = 0; !ret && i < n; i++)
-		if (tm[i].timer_id > max)
-			max = tm[i].timer_id;
-	*pairs = (uint64_t)(max + 1) - n;
-	free(ct);
+	if (img->timers_in_core)	/* IDs only: no decode of every timer */
+		ret = ptimer_criu_core_id_span(dir, p->vpid, &n, &max, err);
+	else
+		for (uint32_t i = 0; i < n; i++)
+			if (tm[i].timer_id > max)
+				max = tm[i].timer_id;
+	*pairs = ret ? 0 : (uint64_t)(max + 1) - n;
 	return ret;
 }
 

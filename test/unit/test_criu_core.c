@@ -28,41 +28,122 @@ static const uint8_t mtype_field[] = { 0x08, 0x01 };
 /* Something criu might append after the entry. */
 static const uint8_t trailer[] = { 0xde, 0xad, 0xbe, 0xef };
 
-/* Write DIR/core-VPID.img holding n_timers timers; returns its size or -1. */
-static long write_core(const char *dir, int vpid, size_t n_timers)
+/* Write DIR/core-VPID.img holding n_timers timers, IDs 0, stride, 2 stride,
+ * ...; returns its size or -1. */
+static long write_core_ids(const char *dir, int vpid, size_t n_timers, uint32_t stride)
 {
-	CriuPosixTimerEntry te[4], *tp[4];
+	CriuPosixTimerEntry *te = calloc(n_timers + 1, sizeof(*te)), **tp = calloc(n_timers + 1, sizeof(*tp));
 	CriuTaskTimersEntry timers = CRIU_TASK_TIMERS_ENTRY__INIT;
 	CriuTaskCoreEntry tc = CRIU_TASK_CORE_ENTRY__INIT;
 	CriuCoreEntry core = CRIU_CORE_ENTRY__INIT;
-	uint8_t buf[4096];
 	uint32_t hdr[3] = { CRIU_IMG_COMMON_MAGIC, CRIU_CORE_MAGIC, 0 };
-	size_t len, n;
+	uint8_t *buf = NULL;
+	size_t len, n = 0;
 	char path[256];
 	FILE *f;
 
-	for (size_t i = 0; i < n_timers; i++) {
+	for (size_t i = 0; te && tp && i < n_timers; i++) {
 		criu_posix_timer_entry__init(&te[i]);
 		te[i].has_it_id = 1;
-		te[i].it_id = (uint32_t)(i * 512);
+		te[i].it_id = (uint32_t)(i * stride);
+		/* the fields after it that criu writes */
+		te[i].has_clock_id = te[i].has_si_signo = te[i].has_it_sigev_notify = 1;
+		te[i].clock_id = 1;
+		te[i].has_vsec = te[i].has_vnsec = te[i].has_isec = te[i].has_insec = 1;
 		tp[i] = &te[i];
 	}
 	timers.n_posix = n_timers;
 	timers.posix = tp;
 	tc.timers = &timers;
 	core.tc = &tc;
-	len = criu_core_entry__pack(&core, buf);
-	memcpy(buf + len, mtype_field, sizeof(mtype_field));
-	len += sizeof(mtype_field);
-	hdr[2] = (uint32_t)len;
+	len = te && tp ? criu_core_entry__get_packed_size(&core) : 0;
+	buf = te && tp ? malloc(len + sizeof(mtype_field)) : NULL;
 	snprintf(path, sizeof(path), "%s/core-%d.img", dir, vpid);
-	f = fopen(path, "we");
-	if (!f)
-		return -1;
-	n = fwrite(hdr, 1, sizeof(hdr), f) + fwrite(buf, 1, len, f) + fwrite(trailer, 1, sizeof(trailer), f);
-	if (fclose(f) || n != sizeof(hdr) + len + sizeof(trailer))
+	f = buf ? fopen(path, "we") : NULL;
+	if (f) {
+		criu_core_entry__pack(&core, buf);
+		memcpy(buf + len, mtype_field, sizeof(mtype_field));
+		len += sizeof(mtype_field);
+		hdr[2] = (uint32_t)len;
+		n = fwrite(hdr, 1, sizeof(hdr), f) + fwrite(buf, 1, len, f) + fwrite(trailer, 1, sizeof(trailer), f);
+	}
+	free(te);
+	free(tp);
+	free(buf);
+	if (!f || fclose(f) || n != sizeof(hdr) + len + sizeof(trailer))
 		return -1;
 	return (long)n;
+}
+
+static long write_core(const char *dir, int vpid, size_t n_timers)
+{
+	return write_core_ids(dir, vpid, n_timers, 512);
+}
+
+/*
+ * The count and largest ID of criu's timers, read off the wire
+ * (ptimer_criu_core_id_span) for the plugin's price of criu's loop: the
+ * same as a full decode says, for none, a few and 20,000 timers; a file
+ * cut short is refused.
+ */
+static void test_id_span(void)
+{
+	static const struct { size_t n; uint32_t stride; } sets[] = { { 0, 1 }, { 1, 7 }, { 3, 512 }, { 20000, 1 },
+								       { 100, 100000 } };
+	char dir[] = "/tmp/ptimer-test-criu-span-XXXXXX", path[300];
+	struct ptimer_err err = { "" };
+
+	if (!mkdtemp(dir)) {
+		FAIL("criu_core: mkdtemp", "%s", strerror(errno));
+		return;
+	}
+	for (size_t k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
+		struct ptimer_criu_core *c = NULL;
+		struct ptimer_timer *tm = NULL;
+		uint32_t n = 99, nd = 0;
+		int64_t max = 99, maxd = -1;
+		int ret = write_core_ids(dir, 10, sets[k].n, sets[k].stride) < 0 ? -EIO : 0;
+
+		ret = ret ? ret : ptimer_criu_core_id_span(dir, 10, &n, &max, &err);
+		ret = ret ? ret : ptimer_criu_core_open(dir, 10, &c, &err);
+		ret = ret ? ret : ptimer_criu_core_timers(c, &tm, &nd, &err);
+		for (uint32_t i = 0; !ret && i < nd; i++)
+			maxd = tm[i].timer_id > maxd ? tm[i].timer_id : maxd;
+		char name[96];
+
+		snprintf(name, sizeof(name), "criu_core: id span of %zu timers %u apart", sets[k].n, sets[k].stride);
+		CHECK(name, !ret && n == sets[k].n && n == nd && max == maxd &&
+		      max == (sets[k].n ? (int64_t)((sets[k].n - 1) * sets[k].stride) : -1),
+		      "ret %d (%s): %u timers, largest %lld; decoded %u, largest %lld", ret, err.msg, n,
+		      (long long)max, nd, (long long)maxd);
+		free(tm);
+		ptimer_criu_core_close(c);
+	}
+	/* the entry cut short in the middle of the timers */
+	snprintf(path, sizeof(path), "%s/core-11.img", dir);
+	if (write_core_ids(dir, 11, 50, 3) > 0 && !truncate(path, 12 + 200)) {
+		uint32_t n = 0;
+		int64_t max = 0;
+		int fd = open(path, O_RDWR | O_CLOEXEC);
+		uint32_t elen = 200;
+
+		/* the header says what is left, so that the cut is inside a timer */
+		if (fd < 0 || pwrite(fd, &elen, 4, 8) != 4) {
+			FAIL("criu_core: id span of a cut image", "cannot rewrite %s", path);
+		} else {
+			int ret = ptimer_criu_core_id_span(dir, 11, &n, &max, &err);
+
+			CHECK("criu_core: id span of a cut image is refused, naming the file",
+			      ret == -EINVAL && strstr(err.msg, "core-11.img"), "ret %d: %s", ret, err.msg);
+		}
+		if (fd >= 0)
+			close(fd);
+	} else {
+		FAIL("criu_core: id span of a cut image", "cannot write %s", path);
+	}
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	if (system(path))
+		fprintf(stderr, "cannot remove %s\n", dir);
 }
 
 static void test_strip_keeps_file(const char *dir, mode_t mode, uid_t uid, gid_t gid)
@@ -243,5 +324,5 @@ static void test_pdeath(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	return CHECK_RUN(CHECK_TEST(test_strip), CHECK_TEST(test_pdeath));
+	return CHECK_RUN(CHECK_TEST(test_strip), CHECK_TEST(test_pdeath), CHECK_TEST(test_id_span));
 }
