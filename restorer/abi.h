@@ -5,14 +5,16 @@
  * from this header, so every type here has a fixed size and layout and
  * nothing here needs libc.
  *
- * Memory the host maps into the target (one anonymous mapping):
+ * Memory the host maps into the target (one anonymous mapping, RWX in one
+ * mmap; where the process may not have W+X memory, RW with the code made
+ * R-X after it is copied in):
  *
- *   [ blob code, page aligned, mapped R-X         ]  <- entry point at offset 0
- *   [ struct ptimer_blob_args, one page, RW       ]  <- __blob_end in the blob
+ *   [ blob code, page aligned                     ]  <- entry point at offset 0
+ *   [ struct ptimer_blob_args, one page           ]  <- __blob_end in the blob
  *     (struct ptimer_resume_ctx at PTIMER_RESUME_CTX_OFF of that page)
- *   [ struct ptimer_timer[n_timers], RW           ]
- *   [ int32_t occupied[n_occupied], RW            ]
- *   [ stack, PTIMER_BLOB_STACK bytes, RW          ]
+ *   [ struct ptimer_timer[n_timers]               ]
+ *   [ int32_t occupied[n_occupied]                ]
+ *   [ stack, PTIMER_BLOB_STACK bytes              ]
  *
  * The blob finds its arguments PC-relative (the page after its code) and
  * switches to its own stack at once: it never touches the thread's stack.

@@ -31,7 +31,8 @@ extern void (*ptimer_blob_log_fn)(int level, const char *msg);
  * ptimer_blob_open - map room for the blob, its args, n_timers timers and
  * n_occupied IDs, plus a stack, into the thread tid (which must be in a
  * ptrace stop: ptimer_task_seize, or criu's own seize), and copy the blob
- * in (code pages R-X, the rest RW).  The thread's registers (a syscall it
+ * in (all RWX in one mmap; where W+X is refused, -EACCES or -EPERM, RW and
+ * the code pages R-X after).  The thread's registers (a syscall it
  * was blocked in rewound to restart) and signal mask are saved first; inside
  * an rseq critical section it is moved to abort_ip (ptimer_rseq_cs_save).
  * The syscalls run through a stub in the zero padding of an executable
