@@ -18,8 +18,10 @@
  * disarm after the look), "replace-dead" (before a timer that can never
  * fire is replaced, core/dump.c), "after-dump" (the whole task dumped, the
  * image not yet written); in the CRIU plugin "restore-init" (the end of
- * init(RESTORE), core images stripped) and "resume-late" (a task's
- * RESUME_DEVICES_LATE, before anything is done in it).
+ * init(RESTORE), core images stripped), "overlay-links" (each link of
+ * criu's images into the overlay, made by the overlay's guard) and
+ * "resume-late" (a task's RESUME_DEVICES_LATE, before anything is done in
+ * it).
  */
 #ifdef PTIMER_FAULT_INJECT
 bool ptimer_fault(const char *point);

@@ -37,6 +37,7 @@
 
 #include <criu/criu-plugin.h>
 
+#include "core/fault.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "plugin/plugin.h"
@@ -195,6 +196,11 @@ static int link_all(int dfd, int ovfd, const char *dir, struct ptimer_err *err)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
 		    !strncmp(de->d_name, OVERLAY_PREFIX, strlen(OVERLAY_PREFIX)))
 			continue;
+		if (ptimer_fault("overlay-links")) {
+			ret = ptimer_errf(err, EIO, "cannot link %s/%s into %s: injected failure", dir, de->d_name,
+					  ov_name);
+			break;
+		}
 		if (!fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode) &&
 		    (!linkat(dfd, de->d_name, ovfd, de->d_name, 0) || errno == EEXIST))
 			continue;
@@ -514,6 +520,11 @@ int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err
 	return ret;
 }
 
+int overlay_links(struct ptimer_err *err)
+{
+	return ov_fd >= 0 ? links_wait(err) : 0;
+}
+
 /* The overlay takes the place of criu's image directory (end of init). */
 int overlay_switch(struct ptimer_err *err)
 {
@@ -521,7 +532,7 @@ int overlay_switch(struct ptimer_err *err)
 
 	if (ov_fd < 0 || img_fd_saved >= 0)
 		return 0;
-	ret = links_wait(err);
+	ret = links_wait(err);	/* overlay_links has, normally */
 	if (ret)
 		return ret;
 	img_fd_saved = fcntl(img, F_DUPFD_CLOEXEC, 3);

@@ -167,8 +167,15 @@ bool slice_to_restore(const struct ptimer_image *img);
  */
 int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err);
 
-/* The overlay in the place of criu's image directory fd (end of init).
- * Returns 0 or -errno (err set). */
+/*
+ * overlay_links - wait for the overlay's links (made by its guard while
+ * criu reads on): 0, or -errno (err set) when a file could not be linked;
+ * no overlay: 0.
+ */
+int overlay_links(struct ptimer_err *err);
+
+/* The overlay in the place of criu's image directory fd (end of init;
+ * after overlay_links).  Returns 0 or -errno (err set). */
 int overlay_switch(struct ptimer_err *err);
 
 /* criu's directory back, the overlay removed (exit, a failed init). */
