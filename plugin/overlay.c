@@ -13,9 +13,11 @@
  * the core images ptimer restores, those images without the timers.  The
  * overlay takes the place of criu's image directory descriptor
  * (criu_get_image_dir(), which criu and its restored tasks open every image
- * through) from the end of init(RESTORE) to exit(RESTORE), when criu's own
- * is put back and the overlay removed.  If criu dies before that, the
- * guard removes it; what a guard could not remove, the next restore does.
+ * through) from the end of init(RESTORE) to the first RESUME_DEVICES_LATE
+ * (overlay_release: criu reads no image after), when criu's own is put
+ * back and the guard removes the overlay, or to exit(RESTORE) where the
+ * restore failed before.  If criu dies before that, the guard removes it;
+ * what a guard could not remove, the next restore does.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -86,7 +88,10 @@ struct guard_links {
 };
 
 static int guard_fd = -1;	/* the write end of the guard's pipe, in criu */
-static int links_fd = -1;	/* where the guard's struct guard_links comes */
+static int links_fd = -1;	/* where the guard's struct guard_links comes,
+				   then its word that it removed the overlay */
+static bool links_done;		/* struct guard_links read */
+static bool released;		/* the guard removes the overlay (overlay_release) */
 
 /* read(2) until len bytes or EOF; bytes read or -1 */
 static ssize_t read_full(int fd, void *buf, size_t len)
@@ -118,9 +123,10 @@ static int links_wait(struct ptimer_err *err)
 
 	if (links_fd < 0)
 		return 0;
+	if (links_done)
+		return 0;
 	n = read_full(links_fd, &in, sizeof(in));
-	close(links_fd);
-	links_fd = -1;
+	links_done = true;
 	if (n != (ssize_t)sizeof(in))
 		return ptimer_errf(err, EIO, "the process that links criu's images into %s ended before it was done",
 				   ov_name);
@@ -242,7 +248,6 @@ static void guard_run(pid_t criu, int rd, int wr, int dirfd, const char *dir)
 			/* criu is gone already: the poll below sees it */
 		}
 	}
-	close(wr);
 
 	for (;;) {
 		int n = poll(pf, pfd >= 0 ? 2 : 1, pfd >= 0 ? -1 : 20);
@@ -250,9 +255,18 @@ static void guard_run(pid_t criu, int rd, int wr, int dirfd, const char *dir)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n > 0 && (pf[0].revents & (POLLIN | POLLHUP))) {
-			if (read(rd, &c, 1) == 1)
-				_exit(0);	/* exit(RESTORE) removed it */
-			break;			/* every write end closed: criu is gone */
+			if (read(rd, &c, 1) != 1)
+				break;		/* every write end closed: criu is gone */
+			if (!c)
+				_exit(0);	/* exit(RESTORE) is done with it */
+			/* 'r': criu reads its own directory again
+			 * (overlay_release): remove the overlay now, on this
+			 * CPU, and say so */
+			remove_overlay(dirfd, ov_name);
+			if (write(wr, "", 1) < 0) {
+				/* criu is gone: nothing left to remove */
+			}
+			continue;
 		}
 		if (pfd >= 0 ? n > 0 && (pf[1].revents & POLLIN) : kill(criu, 0) && errno == ESRCH)
 			break;
@@ -378,6 +392,7 @@ static int guard_start(int dirfd, const char *dir)
 	}
 	guard_fd = p[1];
 	links_fd = q[0];
+	links_done = released = false;
 	return 0;
 no_guard:
 	ptimer_log(PTIMER_LOG_WARN, "cannot start the process that removes ptimer's overlay if criu is killed: %s; "
@@ -387,6 +402,10 @@ no_guard:
 
 static void guard_done(void)
 {
+	if (links_fd >= 0) {
+		close(links_fd);
+		links_fd = -1;
+	}
 	if (guard_fd < 0)
 		return;
 	if (write(guard_fd, "", 1) != 1)
@@ -548,10 +567,51 @@ int overlay_switch(struct ptimer_err *err)
  * (criu_get_image_dir() then answers -1): the overlay is removed through
  * the one kept.
  */
+void overlay_release(void)
+{
+	int img = criu_get_image_dir();
+
+	if (img_fd_saved < 0 || guard_fd < 0 || links_fd < 0 || img < 0)
+		return;		/* no guard: exit(RESTORE) removes it */
+	if (dup2(img_fd_saved, img) < 0) {
+		ptimer_log(PTIMER_LOG_DEBUG, "cannot give criu its image directory back yet: %s", strerror(errno));
+		return;
+	}
+	close(img_fd_saved);
+	img_fd_saved = -1;
+	/* the lock first (overlay_done) */
+	if (ov_lock >= 0) {
+		close(ov_lock);
+		ov_lock = -1;
+	}
+	close(ov_fd);
+	ov_fd = -1;
+	if (write(guard_fd, "r", 1) == 1) {
+		released = true;
+		return;
+	}
+	/* the guard is gone: removed here */
+	remove_overlay(img, ov_name);
+	guard_done();
+	ov_name[0] = 0;
+}
+
 void overlay_done(void)
 {
 	int img = criu_get_image_dir(), dfd = img_fd_saved >= 0 ? img_fd_saved : img;
 
+	if (released) {
+		char c;
+
+		/* removed by the guard since the first RESUME_DEVICES_LATE:
+		 * done before criu ends, as when removed here */
+		if (read_full(links_fd, &c, 1) != 1)
+			ptimer_log(PTIMER_LOG_DEBUG, "the guard of %s ended before it said it removed it", ov_name);
+		released = false;
+		guard_done();
+		ov_name[0] = 0;
+		return;
+	}
 	if (img_fd_saved >= 0 && img >= 0 && dup2(img_fd_saved, img) < 0)
 		ptimer_log(PTIMER_LOG_ERROR, "cannot give criu its image directory back: %s", strerror(errno));
 	/* the lock first: NFS renames a file removed while open (.nfsXXXX),

@@ -178,7 +178,17 @@ int overlay_links(struct ptimer_err *err);
  * after overlay_links).  Returns 0 or -errno (err set). */
 int overlay_switch(struct ptimer_err *err);
 
-/* criu's directory back, the overlay removed (exit, a failed init). */
+/*
+ * overlay_release - criu's directory back in its place once criu has read
+ * every image (the first RESUME_DEVICES_LATE: criu/cr-restore.c calls it
+ * after the restore is complete, and reads no image after), the overlay
+ * removed by its guard on another CPU while the task calls go on; no
+ * guard: nothing done, overlay_done does it all.
+ */
+void overlay_release(void);
+
+/* criu's directory back, the overlay removed (exit, a failed init; after
+ * overlay_release: the guard's word that it removed it waited for). */
 void overlay_done(void);
 
 /*
