@@ -32,6 +32,7 @@
 #include "lib/procfs.h"
 #include "plugin/plugin.h"
 #include "restorer/abi.h"
+#include "restorer/host/inject.h"
 
 /*
  * After criu made the timers as it saved them (criu 4.2+ in criu-mode auto,
@@ -233,8 +234,10 @@ int plugin_resume_late(int pid)
 	p = planned_of(vpid);
 	if (p)
 		p->run.seen = true;
-	if (!held_all)
+	if (!held_all) {
 		hold_all(pid, vpid);
+		overlay_release();
+	}
 	if (!p) {
 		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): no ptimers-%d.img, nothing to do", pid, vpid, vpid);
 		return -ENOTSUP;
@@ -254,7 +257,10 @@ int plugin_resume_late(int pid)
 		/* an ancestor without an image, held by its pdeath_sig (plan.c) */
 		ret = ptimer_put_pdeath(&t, o.pdeath_sig, &err);
 	} else if (p->maker == MAKER_PTIMER) {
+		/* a held task dies with criu: it may run ptimer's code on this CPU */
+		ptimer_blob_colocate(p->run.held != 0);
 		ret = ptimer_restore_task(&t, &p->img, &o, &st, &err);
+		ptimer_blob_colocate(false);
 		if (!ret)
 			ret = ptimer_criu_pending(&t, &p->img, &err);
 		if (!ret)
