@@ -354,11 +354,19 @@ plugin_time() {
 }
 
 plugin_restored() {
+	local mine theirs
 	if grep -q 'ptimer: .*POSIX timers restored' "$2/restore.log"; then
 		pass "$1/plugin-restored: $(grep -o 'ptimer: .*POSIX timers restored.*' "$2/restore.log" | head -n1 | cut -c1-120)"
 	else
 		fail "$1/plugin-restored" "no 'ptimer: ... POSIX timers restored' in restore.log: $(logtail "$2/restore.log")"
 	fi
+	# ptimer ran its code on criu's CPU (ptimer_blob_colocate): the
+	# restored task has criu's CPUs back, as criu alone leaves them (a
+	# forked task's, this shell's)
+	mine=$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status)
+	theirs=$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$RPID/status" 2>/dev/null)
+	check "$1/cpus-as-criu-leaves-them" "restored task $RPID may run on CPUs '$theirs', criu's caller on '$mine'" \
+		test -n "$theirs" -a "$theirs" = "$mine"
 }
 
 # auto_decision NAME IMG: the restore log says what criu-mode auto decided
