@@ -153,7 +153,7 @@ static int task_fill_vtids(struct ptimer_task *t, struct ptimer_err *err)
 	int runner = -1;
 
 	for (int i = 0; i < t->n_threads; i++) {
-		char nspid[256], state[16];
+		char nspid[256] = "", state[16] = "";
 		struct ptimer_status_key k[] = {
 			{ .key = "State", .out = state, .len = sizeof(state) },
 			{ .key = "NSpid", .out = nspid, .len = sizeof(nspid) },

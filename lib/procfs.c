@@ -251,24 +251,27 @@ int ptimer_proc_threads(pid_t pid, pid_t **tids)
 	return n;
 }
 
-int ptimer_proc_sigmasks(pid_t pid, pid_t *tgid, uint64_t *caught, uint64_t *ignored)
+int ptimer_proc_sigmasks(pid_t pid, pid_t *tgid, uint64_t *caught, uint64_t *ignored, int *seccomp)
 {
-	char cgt[32], ign[32], tg[32];
+	char cgt[32], ign[32], tg[32], sc[16];
 	struct ptimer_status_key k[] = {
 		{ .key = "SigCgt", .out = cgt, .len = sizeof(cgt) },
 		{ .key = "SigIgn", .out = ign, .len = sizeof(ign) },
 		{ .key = "Tgid", .out = tg, .len = sizeof(tg) },
+		{ .key = "Seccomp", .out = sc, .len = sizeof(sc) },
 	};
-	int ret = ptimer_proc_status_keys(pid, 0, k, 3);
+	int ret = ptimer_proc_status_keys(pid, 0, k, 4);
 
 	if (ret < 0)
 		return ret;
-	if (ret < 3)
+	if (!k[0].found || !k[1].found || !k[2].found)
 		return -EPROTO;
 	*caught = strtoull(cgt, NULL, 16);
 	*ignored = strtoull(ign, NULL, 16);
 	if (tgid)
 		*tgid = (pid_t)strtol(tg, NULL, 10);
+	if (seccomp)	/* no line: a kernel without CONFIG_SECCOMP */
+		*seccomp = k[3].found ? (int)strtol(sc, NULL, 10) : 0;
 	return 0;
 }
 

@@ -119,10 +119,11 @@ int ptimer_proc_threads(pid_t pid, pid_t **tids);
 
 /* ptimer_proc_sigmasks - SigCgt: and SigIgn: of /proc/PID/status (the
  * process's handlers, shared by its threads: caught and ignored signals,
- * bit signo - 1) and, when tgid is not NULL, its Tgid:, from one read (pid
- * may be any thread's tid).  Returns 0, -ENOENT (gone), -EPROTO (a line
- * missing), or -errno. */
-int ptimer_proc_sigmasks(pid_t pid, pid_t *tgid, uint64_t *caught, uint64_t *ignored);
+ * bit signo - 1) and, when not NULL, its Tgid: and Seccomp: (0 none, 1
+ * strict, 2 filter; 0 where the kernel has no such line), from one read
+ * (pid may be any thread's tid).  Returns 0, -ENOENT (gone), -EPROTO (a
+ * line missing), or -errno. */
+int ptimer_proc_sigmasks(pid_t pid, pid_t *tgid, uint64_t *caught, uint64_t *ignored, int *seccomp);
 
 /* One line of /proc/PID/maps (proc(5); fs/proc/task_mmu.c show_map_vma()). */
 struct ptimer_proc_map {

@@ -76,6 +76,7 @@ struct ptimer_blob {
 	bool owns_waits;		/* ptimer seized the process: reap its threads */
 	cpu_set_t cpus;			/* the thread's own CPUs (pinned) */
 	bool pinned;			/* run on the host's CPU (colocate) */
+	int seccomp;			/* Seccomp: of its status (2: a filter) */
 	char *maps;			/* /proc/TID/maps as read once for the
 					   looks at the process's mappings that
 					   setting up shares; NULL: read it anew */
@@ -246,7 +247,7 @@ static int pick_notify_sig(struct ptimer_blob *b)
 	static const int dfl_ignored[] = { SIGURG, SIGWINCH, SIGCHLD };
 	uint64_t caught = ~0ull, ignored = 0;
 	pid_t tgid = 0;
-	int ret = ptimer_proc_sigmasks(b->tid, &tgid, &caught, &ignored);
+	int ret = ptimer_proc_sigmasks(b->tid, &tgid, &caught, &ignored, &b->seccomp);
 
 	b->tgid = ret ? (ret == -ENOENT ? -ENOENT : ptimer_proc_tgid(b->tid)) : tgid;
 	if (ret)
@@ -892,11 +893,25 @@ static void pin(struct ptimer_blob *b)
 	b->pinned = !sched_setaffinity(b->tid, sizeof(one), &one);
 }
 
+/*
+ * The thread's own CPUs back.  Since Linux 6.2 sched_setaffinity() also
+ * records the mask as the thread's own request (user_cpus_ptr), which a
+ * thread that never asked for one does not have: it follows its cpuset.
+ * So where every CPU asked for gives back what it had (the cpuset's, or
+ * all), every CPU is asked for, as "no request of its own" behaves;
+ * else its own mask exactly.
+ */
 static int unpin(struct ptimer_blob *b)
 {
+	cpu_set_t all, now;
+
 	if (!b->pinned)
 		return 0;
 	b->pinned = false;
+	memset(&all, 0xff, sizeof(all));
+	if (!sched_setaffinity(b->tid, sizeof(all), &all) && !sched_getaffinity(b->tid, sizeof(now), &now) &&
+	    CPU_EQUAL(&now, &b->cpus))
+		return 0;
 	return sched_setaffinity(b->tid, sizeof(b->cpus), &b->cpus) ? -errno : 0;
 }
 
@@ -938,13 +953,26 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	 * a seccomp filter: -EACCES or -EPERM), RW now and R-X for the code
 	 * after it is copied in.
 	 */
-	r = stub_syscall(b, __NR_mmap, &ret, 0, b->size, PROT_READ | PROT_WRITE | PROT_EXEC,
-			 MAP_PRIVATE | MAP_ANONYMOUS, (unsigned long)-1, 0, b->code_size + PTIMER_LEFTOVER_MARK_OFF,
-			 b->size, err);
-	if (!r && (ret == -EACCES || ret == -EPERM)) {
-		blob_log(PTIMER_BLOB_LOG_DEBUG, "thread %d: a W+X mapping is refused (%s): code mapped RW, then "
-			 "R-X", tid, strerror((int)-ret));
+	/*
+	 * A seccomp filter ptimer did not suspend (its own seize: criu
+	 * suspends the filters of the tasks it restores) may kill or trap
+	 * on a W+X mmap rather than refuse it: RW at once there.
+	 */
+	if (owns_waits && b->seccomp == 2) {
+		blob_log(PTIMER_BLOB_LOG_DEBUG, "thread %d: under a seccomp filter: code mapped RW, then R-X", tid);
 		wx = false;
+		r = 0;
+	} else {
+		r = stub_syscall(b, __NR_mmap, &ret, 0, b->size, PROT_READ | PROT_WRITE | PROT_EXEC,
+				 MAP_PRIVATE | MAP_ANONYMOUS, (unsigned long)-1, 0,
+				 b->code_size + PTIMER_LEFTOVER_MARK_OFF, b->size, err);
+		if (!r && (ret == -EACCES || ret == -EPERM)) {
+			blob_log(PTIMER_BLOB_LOG_DEBUG, "thread %d: a W+X mapping is refused (%s): code mapped RW, "
+				 "then R-X", tid, strerror((int)-ret));
+			wx = false;
+		}
+	}
+	if (!r && !wx) {
 		r = stub_syscall(b, __NR_mmap, &ret, 0, b->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 				 (unsigned long)-1, 0, b->code_size + PTIMER_LEFTOVER_MARK_OFF, b->size, err);
 	}
@@ -1105,7 +1133,7 @@ int ptimer_blob_fetch(struct ptimer_blob *b, struct ptimer_timer *timers, struct
 int ptimer_blob_close(struct ptimer_blob *b, struct ptimer_err *err)
 {
 	long ret = 0;
-	int r;
+	int r, ur;
 
 	if (!b)
 		return 0;
@@ -1118,8 +1146,10 @@ int ptimer_blob_close(struct ptimer_blob *b, struct ptimer_err *err)
 				(unsigned long long)b->stub);
 	if (ptimer_rseq_cs_put_back(b->tid, &b->rseq) && !r)
 		r = ptimer_errf(err, EIO, "thread %d: cannot put its rseq_cs word back", b->tid);
-	if (unpin(b) && !r && !ptimer_thread_exiting(b->tid, 0))
-		r = ptimer_errf(err, EIO, "thread %d: cannot give it its CPUs back: %s", b->tid, strerror(errno));
+	ur = unpin(b);
+	if (ur && !ptimer_thread_exiting(b->tid, 0))
+		blob_log(PTIMER_BLOB_LOG_WARN, "thread %d: cannot give it back the CPUs it may run on: %s; it "
+			 "stays on one CPU", b->tid, strerror(-ur));
 	ptimer_arch_free_xstate(&b->xstate);
 	free(b);
 	return r;
