@@ -92,6 +92,7 @@ static int links_fd = -1;	/* where the guard's struct guard_links comes,
 				   then its word that it removed the overlay */
 static bool links_done;		/* struct guard_links read */
 static bool released;		/* the guard removes the overlay (overlay_release) */
+static int rel_fd = -1;		/* criu's image directory, after overlay_release */
 
 /* read(2) until len bytes or EOF; bytes read or -1 */
 static ssize_t read_full(int fd, void *buf, size_t len)
@@ -350,7 +351,8 @@ static void guard_name(void)
 static int guard_start(int dirfd, const char *dir)
 {
 	pid_t criu = getpid(), child;
-	int p[2], q[2], st;
+	int p[2], q[2], st = 0, e;
+	sigset_t all, old;
 	ssize_t n;
 
 	if (pipe2(p, O_CLOEXEC))
@@ -368,32 +370,47 @@ static int guard_start(int dirfd, const char *dir)
 	 * makes system calls only (no libc state of criu's touched); the
 	 * guard is a fork of it by clone(2), in its own session.
 	 */
+	/* no handler of criu's may run on the stack the vfork child borrows;
+	 * the guard keeps every signal blocked */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
 	child = vfork();
 	if (child == 0) {
+		long g;
+
 		syscall(SYS_setsid);
-		if (syscall(SYS_clone, (unsigned long)SIGCHLD, 0ul, 0ul, 0ul, 0ul))
-			_exit(0);
+		/* x86_64 and aarch64 (restorer/abi.h): flags first */
+		g = syscall(SYS_clone, (unsigned long)SIGCHLD, 0ul, 0ul, 0ul, 0ul);
+		if (g)
+			_exit(g < 0 ? 1 : 0);
 		{
 			/* the guard: criu's memory copied, nothing of it shared */
 			const int keep[3] = { p[0], q[1], dirfd };
-			sigset_t all;
 
-			sigfillset(&all);
-			sigprocmask(SIG_SETMASK, &all, NULL);
 			guard_name();
 			close_all_but(keep, 3);
 			guard_run(criu, p[0], q[1], dirfd, dir);
 		}
 	}
+	e = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(p[0]);
 	close(q[1]);
 	if (child < 0) {
 		close(p[1]);
 		close(q[0]);
+		errno = e;
 		goto no_guard;
 	}
 	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
 		;
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		/* the guard could not be forked (RLIMIT_NPROC, a pids cgroup) */
+		close(p[1]);
+		close(q[0]);
+		errno = EAGAIN;
+		goto no_guard;
+	}
 	n = read_full(q[0], ov_name, sizeof(ov_name));
 	if (n != (ssize_t)sizeof(ov_name) || ov_name[sizeof(ov_name) - 1] ||
 	    strncmp(ov_name, OVERLAY_PREFIX, strlen(OVERLAY_PREFIX))) {
@@ -590,7 +607,7 @@ void overlay_release(void)
 		ptimer_log(PTIMER_LOG_DEBUG, "cannot give criu its image directory back yet: %s", strerror(errno));
 		return;
 	}
-	close(img_fd_saved);
+	rel_fd = img_fd_saved;	/* to remove through, should the guard die */
 	img_fd_saved = -1;
 	/* the lock first (overlay_done) */
 	if (ov_lock >= 0) {
@@ -604,7 +621,9 @@ void overlay_release(void)
 		return;
 	}
 	/* the guard is gone: removed here */
-	remove_overlay(img, ov_name);
+	remove_overlay(rel_fd, ov_name);
+	close(rel_fd);
+	rel_fd = -1;
 	guard_done();
 	ov_name[0] = 0;
 }
@@ -618,8 +637,13 @@ void overlay_done(void)
 
 		/* removed by the guard since the first RESUME_DEVICES_LATE:
 		 * done before criu ends, as when removed here */
-		if (read_full(links_fd, &c, 1) != 1)
+		if (read_full(links_fd, &c, 1) != 1) {
+			/* killed on the way (the OOM killer): the rest here */
 			ptimer_log(PTIMER_LOG_DEBUG, "the guard of %s ended before it said it removed it", ov_name);
+			remove_overlay(rel_fd, ov_name);
+		}
+		close(rel_fd);
+		rel_fd = -1;
 		released = false;
 		guard_done();
 		ov_name[0] = 0;
