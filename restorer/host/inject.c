@@ -854,23 +854,30 @@ static bool colocate;
 static cpu_set_t host_cpus;	/* the caller's own, while colocate pins it */
 static bool host_pinned;
 
-void ptimer_blob_colocate(bool on)
+/* Task who (0: the caller) on cpu alone, its CPUs into *saved first; only
+ * where they include cpu and number at least min_cpus.  true: pinned. */
+static bool pin_to(pid_t who, int cpu, cpu_set_t *saved, int min_cpus)
 {
-	int cpu = on ? sched_getcpu() : -1;
 	cpu_set_t one;
 
+	if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(who, sizeof(*saved), saved) ||
+	    !CPU_ISSET(cpu, saved) || CPU_COUNT(saved) < min_cpus)
+		return false;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return !sched_setaffinity(who, sizeof(one), &one);
+}
+
+void ptimer_blob_colocate(bool on)
+{
 	colocate = on;
 	if (!on && host_pinned) {
 		sched_setaffinity(0, sizeof(host_cpus), &host_cpus);
 		host_pinned = false;
 	}
 	/* the caller stays on its CPU too, so that it is woken there */
-	if (cpu < 0 || cpu >= CPU_SETSIZE || host_pinned || sched_getaffinity(0, sizeof(host_cpus), &host_cpus) ||
-	    !CPU_ISSET(cpu, &host_cpus))
-		return;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	host_pinned = !sched_setaffinity(0, sizeof(one), &one);
+	if (on && !host_pinned)
+		host_pinned = pin_to(0, sched_getcpu(), &host_cpus, 1);
 }
 
 /*
@@ -882,15 +889,7 @@ void ptimer_blob_colocate(bool on)
  */
 static void pin(struct ptimer_blob *b)
 {
-	int cpu = colocate ? sched_getcpu() : -1;
-	cpu_set_t one;
-
-	if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(b->tid, sizeof(b->cpus), &b->cpus) ||
-	    !CPU_ISSET(cpu, &b->cpus) || CPU_COUNT(&b->cpus) < 2)
-		return;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	b->pinned = !sched_setaffinity(b->tid, sizeof(one), &one);
+	b->pinned = colocate && pin_to(b->tid, sched_getcpu(), &b->cpus, 2);
 }
 
 /*
@@ -949,14 +948,11 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	remove_leftovers(b);
 	/*
 	 * One run of the thread less: code and data mapped RWX at once, as
-	 * criu maps its own restorer.  Where W+X is refused (SELinux execmem,
-	 * a seccomp filter: -EACCES or -EPERM), RW now and R-X for the code
-	 * after it is copied in.
-	 */
-	/*
-	 * A seccomp filter ptimer did not suspend (its own seize: criu
-	 * suspends the filters of the tasks it restores) may kill or trap
-	 * on a W+X mmap rather than refuse it: RW at once there.
+	 * criu maps its own restorer.  Where W+X is refused (SELinux execmem:
+	 * -EACCES or -EPERM), RW now and R-X for the code after it is copied
+	 * in; so at once under a seccomp filter ptimer did not suspend (its
+	 * own seize: criu suspends the filters of the tasks it restores),
+	 * which may kill or trap on a W+X mmap rather than refuse it.
 	 */
 	if (owns_waits && b->seccomp == 2) {
 		blob_log(PTIMER_BLOB_LOG_DEBUG, "thread %d: under a seccomp filter: code mapped RW, then R-X", tid);
