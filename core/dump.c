@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -305,6 +306,7 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 	pid_t *tids = NULL;
 	struct stat sb;
 	int ret, n_tids = 0, left, sig;
+	bool unwatched;
 
 	if (stat(dir, &sb))
 		return ptimer_errf(err, errno, "image directory %s: %s; %s", dir, strerror(errno),
@@ -319,13 +321,16 @@ int ptimer_dump(pid_t pid, const char *dir, const struct ptimer_dump_opts *o, st
 	 * the seize to the release, or an exit of a dumped thread while it was
 	 * stopped, makes it stale.  What happens after the release does not.
 	 */
-	if (ptimer_procwatch_start(&w, pid, &werr))
-		ptimer_log(PTIMER_LOG_WARN, "%s; dumping without that check", werr.msg);
+	unwatched = ptimer_procwatch_start(&w, pid, &werr) != 0;
 	ret = ptimer_task_seize(&t, pid, err);
 	if (ret) {
 		ptimer_procwatch_stop(w);
 		return ret;
 	}
+	/* a process ptimer may not stop is refused with that one line alone:
+	 * the watch's own trouble (no CAP_NET_ADMIN) is said once it is */
+	if (unwatched)
+		ptimer_log(PTIMER_LOG_WARN, "%s; dumping without that check", werr.msg);
 	win.exit_from_ns = ptimer_now_ns();
 	if (w) {
 		/* take what queued during the seize: the socket starts the stop empty */
