@@ -17,10 +17,41 @@
 
 #define PROC_SMALL_MAX	(64u * 1024u)	/* status and stat are a few KiB */
 
+#define PROC_SMALL_ONE	4096u		/* what one read takes at first */
+
+/*
+ * A whole /proc/PID/{status,stat,schedstat}: each is made by one show()
+ * into a seq_file buffer grown until it fits (fs/proc/base.c
+ * proc_single_show(), fs/seq_file.c seq_read_iter()), so a read that
+ * returns less than it asked for has returned all of it.  One open, one
+ * read, one close; a file that fills the first read (a status with very
+ * long lists) is read again in full.  *buf: malloc'd, NUL-terminated.
+ * Returns 0 or -errno (-ENOENT for a process or thread that is gone).
+ */
 static int read_small(const char *path, char **buf, size_t *len)
 {
-	int ret = ptimer_file_read(path, NULL, PROC_SMALL_MAX, 0, buf, len, NULL);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+	char *b;
+	ssize_t r;
 
+	if (fd < 0)
+		return errno == ESRCH ? -ENOENT : -errno;
+	b = malloc(PROC_SMALL_ONE);
+	do
+		r = b ? read(fd, b, PROC_SMALL_ONE - 1) : -1;
+	while (r < 0 && b && errno == EINTR);
+	ret = !b ? -ENOMEM : r < 0 ? -errno : 0;
+	close(fd);
+	if (!ret && (size_t)r < PROC_SMALL_ONE - 1) {
+		b[r] = '\0';
+		*buf = b;
+		*len = (size_t)r;
+		return 0;
+	}
+	free(b);
+	if (ret)
+		return ret == -ESRCH ? -ENOENT : ret;
+	ret = ptimer_file_read(path, NULL, PROC_SMALL_MAX, 0, buf, len, NULL);
 	return ret == -ESRCH ? -ENOENT : ret;
 }
 
@@ -105,13 +136,22 @@ int ptimer_proc_runtime(pid_t pid, pid_t tid, unsigned long long *ns)
 
 int ptimer_proc_same_pidns(pid_t pid)
 {
-	struct stat a, b;
+	/* a process's own pid namespace never changes: looked up once (a
+	 * child forked after unshare(CLONE_NEWPID) has a pid of its own) */
+	static pid_t self_pid;
+	static struct stat self;
+	struct stat a;
 	char path[64];
 
+	if (self_pid != getpid()) {
+		if (stat("/proc/self/ns/pid", &self))
+			return -errno;
+		self_pid = getpid();
+	}
 	snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
-	if (stat(path, &a) || stat("/proc/self/ns/pid", &b))
+	if (stat(path, &a))
 		return -errno;
-	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	return a.st_dev == self.st_dev && a.st_ino == self.st_ino;
 }
 
 int ptimer_proc_status_longs(pid_t pid, pid_t tid, const char *key, long *v, int max)
