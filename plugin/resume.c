@@ -103,12 +103,15 @@ static int hold_opts(pid_t pid, bool exitkill)
 	return -errno;
 }
 
+static size_t held_waiting;	/* held tasks whose call has not come yet */
+
 static void hold(struct planned *p, pid_t pid)
 {
 	/* only a task criu gave no timer (ptimer's): the others have criu's */
 	if (p->run.held || p->maker != MAKER_PTIMER || hold_opts(pid, true))
 		return;
 	p->run.held = pid;
+	held_waiting++;
 }
 
 /* root's descendants (the children of each of its threads), breadth first */
@@ -156,10 +159,20 @@ static void hold_tree(pid_t root)
 }
 
 static bool held_all;		/* the first RESUME_DEVICES_LATE held them (hold_all) */
+/*
+ * The first call's task had its image's pid: criu restored the tree in its
+ * own pid namespace, every task with its image's pid (criu refuses nested
+ * pid namespaces at dump, criu/namespaces.c), so the later calls need no
+ * NSpid read to find a task's plan.
+ */
+static bool own_pidns;
 
 void resume_reset(void)
 {
 	held_all = false;
+	own_pidns = false;
+	held_waiting = 0;
+	ptimer_blob_colocate(false, false);
 }
 
 /* At the first call (pid: its task, vpid: that task's pid in the tree). */
@@ -223,7 +236,7 @@ int plugin_resume_late(int pid)
 	/* nothing of ptimer's in any task (no image, or criu makes all): not even a look */
 	if (pid <= 0 || !n_work)
 		return -ENOTSUP;
-	vpid = ptimer_proc_nspid(pid, pid);
+	vpid = own_pidns ? pid : ptimer_proc_nspid(pid, pid);
 	if (vpid == -EINVAL)
 		vpid = pid;
 	if (vpid <= 0) {
@@ -235,6 +248,7 @@ int plugin_resume_late(int pid)
 	if (p)
 		p->run.seen = true;
 	if (!held_all) {
+		own_pidns = pid == vpid;
 		hold_all(pid, vpid);
 		overlay_release();
 	}
@@ -257,10 +271,13 @@ int plugin_resume_late(int pid)
 		/* an ancestor without an image, held by its pdeath_sig (plan.c) */
 		ret = ptimer_put_pdeath(&t, o.pdeath_sig, &err);
 	} else if (p->maker == MAKER_PTIMER) {
-		/* a held task dies with criu: it may run ptimer's code on this CPU */
-		ptimer_blob_colocate(p->run.held != 0);
+		/* a held task dies with criu: it may run ptimer's code on this CPU;
+		 * criu stays on it until the last held task's call is done */
+		if (p->run.held && held_waiting)
+			held_waiting--;
+		ptimer_blob_colocate(p->run.held != 0, held_waiting > 0);
 		ret = ptimer_restore_task(&t, &p->img, &o, &st, &err);
-		ptimer_blob_colocate(false);
+		ptimer_blob_colocate(false, held_waiting > 0);
 		if (!ret)
 			ret = ptimer_criu_pending(&t, &p->img, &err);
 		if (!ret)

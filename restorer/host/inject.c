@@ -77,6 +77,10 @@ struct ptimer_blob {
 	cpu_set_t cpus;			/* the thread's own CPUs (pinned) */
 	bool pinned;			/* run on the host's CPU (colocate) */
 	int seccomp;			/* Seccomp: of its status (2: a filter) */
+	int mem_fd;			/* /proc/TID/mem + 1 (poke); 0: not open */
+	bool ours;			/* registers and mask are those of the
+					   last run's end, not the thread's own
+					   (settle() puts those back) */
 	char *maps;			/* /proc/TID/maps as read once for the
 					   looks at the process's mappings that
 					   setting up shares; NULL: read it anew */
@@ -98,7 +102,7 @@ static void __attribute__((format(printf, 2, 3))) blob_log(int level, const char
 	ptimer_blob_log_fn(level, msg);
 }
 
-static bool is_leftover(struct ptimer_blob *b, unsigned long start, uint64_t *size);
+static bool is_leftover(struct ptimer_blob *b, const struct ptimer_proc_map *m, uint64_t *size);
 
 /*
  * fn over the process's mappings: the snapshot b->maps when there is one
@@ -295,6 +299,9 @@ _Static_assert(sizeof(ptimer_arch_regs) == PTIMER_CTX_REGS_SIZE, "registers fill
 _Static_assert(offsetof(struct ptimer_resume_ctx, sigmask) == PTIMER_CTX_MASK, "sigmask offset");
 _Static_assert(offsetof(struct ptimer_resume_ctx, sig) == PTIMER_CTX_SIG, "sig offset");
 _Static_assert(sizeof(struct ptimer_blob_args) <= PTIMER_RESUME_CTX_OFF, "args overlap the resume context");
+/* ptimer_blob_call writes both at once, never over the leftover mark */
+_Static_assert(PTIMER_RESUME_CTX_OFF + sizeof(struct ptimer_resume_ctx) <= PTIMER_LEFTOVER_MARK_OFF,
+	       "the resume context overlaps the leftover mark");
 
 static bool stop_signal(int sig)
 {
@@ -308,7 +315,11 @@ static bool stop_signal(int sig)
  * ends in the thread's own context.  A stop signal that arrives meanwhile is
  * passed on (the group stops; PTRACE_CONT takes this thread on, the detach
  * puts it back into the stop).  *out: the registers at the notify stop.
- * Then the thread's own mask and registers go back (put_back).
+ * The thread stays there, its registers and mask ours (b->ours), for the
+ * next run: settle() puts its own back once, before the stub goes (close,
+ * or a failed open).  ptimer dying meanwhile leaves it at the end of our
+ * code, which puts them back itself, as after any run.  A fault puts them
+ * back at once.
  */
 static int run_at(struct ptimer_blob *b, ptimer_arch_regs *regs, uint64_t lo, uint64_t hi,
 		  ptimer_arch_regs *out, const char *what, struct ptimer_err *err)
@@ -316,9 +327,13 @@ static int run_at(struct ptimer_blob *b, ptimer_arch_regs *regs, uint64_t lo, ui
 	uint64_t block = ~0ull & ~(1ull << (b->notify_sig - 1));
 	struct reaper rp;
 	int status, r, sig = 0;
+	bool was_ours;
 
 	ptimer_arch_no_restart(regs);	/* no syscall restart on the way in */
-	r = set_regs_mask(b->tid, regs, block);
+	/* after a run the mask is the blocking one already */
+	was_ours = b->ours;
+	b->ours = true;
+	r = was_ours ? ptimer_arch_set_regs(b->tid, regs) : set_regs_mask(b->tid, regs, block);
 	if (r)
 		return r == -ESRCH ? explain_failure(b, what, err)
 				   : ptimer_errf(err, -r, "cannot set thread %d up for %s: %s", b->tid, what,
@@ -354,17 +369,29 @@ static int run_at(struct ptimer_blob *b, ptimer_arch_regs *regs, uint64_t lo, ui
 		/* a fault in our code: SIGSEGV, SIGBUS, SIGILL, ... */
 		reaper_stop(&rp);
 		r = put_back(b);
+		b->ours = r != 0;
 		return ptimer_errf(err, EIO, "%s in thread %d: ptimer's code faulted (signal %d)%s", what, b->tid,
 				   WSTOPSIG(status), r ? "; its registers could not be put back" : "");
 	}
 	reaper_stop(&rp);
-	if (!r)
-		r = put_back(b);
 	if (r == -ESRCH)
 		return explain_failure(b, what, err);
 	if (r)
 		return ptimer_errf(err, -r, "%s in thread %d: %s", what, b->tid, strerror(-r));
 	return 0;
+}
+
+/* The thread's own registers and mask back after runs (b->ours). */
+static int settle(struct ptimer_blob *b)
+{
+	int r;
+
+	if (!b->ours)
+		return 0;
+	r = put_back(b);
+	if (!r)
+		b->ours = false;
+	return r;
 }
 
 /* The thread's own context, as the stub and the blob return to it. */
@@ -388,20 +415,19 @@ static void resume_ctx(const struct ptimer_blob *b, struct ptimer_resume_ctx *ct
  * of what the injection cost (perf trace of a 300-task takeover restore).
  * Returns 0 or -errno.
  */
-static int poke(pid_t tid, uint64_t addr, const void *src, size_t len)
+static int poke(struct ptimer_blob *b, uint64_t addr, const void *src, size_t len)
 {
-	char path[48];
-	int fd;
+	pid_t tid = b->tid;
 
-	snprintf(path, sizeof(path), "/proc/%d/mem", (int)tid);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n = pwrite(fd, src, len, (off_t)addr);
+	/* opened once, for placing and removing the stub; +1: 0 is "not yet" */
+	if (!b->mem_fd) {
+		char path[48];
 
-		close(fd);
-		if (n == (ssize_t)len)
-			return 0;
+		snprintf(path, sizeof(path), "/proc/%d/mem", (int)tid);
+		b->mem_fd = open(path, O_RDWR | O_CLOEXEC) + 1;
 	}
+	if (b->mem_fd > 0 && pwrite(b->mem_fd - 1, src, len, (off_t)addr) == (ssize_t)len)
+		return 0;
 	for (size_t off = 0; off < len; off += sizeof(long)) {
 		long word;
 
@@ -434,7 +460,7 @@ static int stub_area_one(const struct ptimer_proc_map *m, void *ctx)
 
 	/* never ptimer's own code (a leftover's padding): removing it would remove the stub */
 	if (m->perms[2] != 'x' || m->end - m->start < sizeof(tail) || !strcmp(m->name, "[vsyscall]") ||
-	    is_leftover(b, m->start, &size))
+	    is_leftover(b, m, &size))
 		return 0;
 	if (vm_read(b, m->end - sizeof(tail), tail, sizeof(tail), NULL))
 		return 0;
@@ -494,7 +520,7 @@ static int place_stub(struct ptimer_blob *b, struct ptimer_err *err)
 	memcpy(area, ptimer_blob_start + PTIMER_STUB_OFF, STUB_LEN);
 	resume_ctx(b, &ctx);
 	memcpy(area + STUB_LEN, &ctx, sizeof(ctx));
-	r = poke(b->tid, b->stub, area, sizeof(area));
+	r = poke(b, b->stub, area, sizeof(area));
 	if (r) {
 		b->stub = 0;
 		return ptimer_errf(err, -r, "thread %d: cannot place ptimer's syscall stub: %s", b->tid,
@@ -510,7 +536,7 @@ static int remove_stub(struct ptimer_blob *b)
 	int r = 0;
 
 	if (b->stub)
-		r = poke(b->tid, b->stub, zero, sizeof(zero));
+		r = poke(b, b->stub, zero, sizeof(zero));
 	if (!r)
 		b->stub = 0;
 	return r;
@@ -565,7 +591,7 @@ static int in_leftover_one(const struct ptimer_proc_map *m, void *arg)
 
 	if (w->ip < m->start || w->ip >= m->end)
 		return 0;
-	if (is_leftover(b, m->start, &size) && w->ip < m->start + b->code_size) {
+	if (is_leftover(b, m, &size) && w->ip < m->start + b->code_size) {
 		w->lo = m->start;
 		w->hi = m->start + b->code_size;
 		w->ctx = m->start + b->code_size + PTIMER_RESUME_CTX_OFF;
@@ -621,15 +647,20 @@ static pid_t wait_or_interrupt(pid_t tid, int *status)
 	return w;
 }
 
-static int finish_leftover_run(struct ptimer_blob *b, struct ptimer_err *err)
+/* 1: nothing left running, *now the thread's registers; 0: read them anew */
+static int finish_leftover_run(struct ptimer_blob *b, ptimer_arch_regs *now, struct ptimer_err *err)
 {
 	ptimer_arch_regs regs;
 	struct ptimer_resume_ctx ctx;
 	uint64_t lo, hi, at;
 	int status, sig = 0, r;
 
-	if (ptimer_arch_get_regs(b->tid, &regs) || !in_leftover(b, ptimer_arch_ip(&regs), &lo, &hi, &at))
+	if (ptimer_arch_get_regs(b->tid, &regs))
 		return 0;
+	if (!in_leftover(b, ptimer_arch_ip(&regs), &lo, &hi, &at)) {
+		*now = regs;
+		return 1;
+	}
 	if (vm_read(b, at, &ctx, sizeof(ctx), err))
 		return -EIO;
 	blob_log(PTIMER_BLOB_LOG_WARN, "thread %d is still running ptimer's code left by a ptimer that was "
@@ -680,11 +711,11 @@ static int finish_leftover_run(struct ptimer_blob *b, struct ptimer_err *err)
  */
 static int save_thread(struct ptimer_blob *b, struct ptimer_err *err)
 {
-	int r = finish_leftover_run(b, err);
+	int r = finish_leftover_run(b, &b->regs, err);
 
-	if (r)
+	if (r < 0)
 		return r;
-	r = ptimer_arch_get_regs(b->tid, &b->regs);
+	r = r ? 0 : ptimer_arch_get_regs(b->tid, &b->regs);
 	if (!r && ptrace(PTRACE_GETSIGMASK, b->tid, (void *)sizeof(b->sigmask), &b->sigmask))
 		r = -errno;
 	if (!r)
@@ -715,10 +746,16 @@ struct leftover_mark {
 };
 _Static_assert(sizeof(struct leftover_mark) == 32, "entry.S writes the mark as 4 quadwords");
 
-static bool is_leftover(struct ptimer_blob *b, unsigned long start, uint64_t *size)
+static bool is_leftover(struct ptimer_blob *b, const struct ptimer_proc_map *map, uint64_t *size)
 {
+	uint64_t start = map->start;
 	struct leftover_mark m;
 
+	/* anonymous, the code at least (R-X, its arguments page a mapping of
+	 * its own after it: the W+X-refused way): no file's mapping is read
+	 * (the text the thread stopped in, a library's) */
+	if (map->inode || map->end - map->start < b->code_size)
+		return false;
 	/* most mappings are not: no explanation of a read that fails */
 	if (ptimer_vm_copy(b->tid, start + b->code_size + PTIMER_LEFTOVER_MARK_OFF, &m, sizeof(m), false) ||
 	    memcmp(m.magic, LEFTOVER_MAGIC, sizeof(m.magic)) || m.base != start || m.size <= b->code_size ||
@@ -801,7 +838,7 @@ static bool leftover_map(struct ptimer_blob *b, const struct ptimer_proc_map *m,
 {
 	return !m->inode && (!strcmp(m->perms, "rwxp") || !strcmp(m->perms, "r-xp") || !strcmp(m->perms, "rw-p")) &&
 	       !strchr(m->name, '[') &&
-	       m->end - m->start >= b->code_size && is_leftover(b, m->start, size);
+	       is_leftover(b, m, size);
 }
 
 struct leftovers {
@@ -868,10 +905,10 @@ static bool pin_to(pid_t who, int cpu, cpu_set_t *saved, int min_cpus)
 	return !sched_setaffinity(who, sizeof(one), &one);
 }
 
-void ptimer_blob_colocate(bool on)
+void ptimer_blob_colocate(bool on, bool keep_caller)
 {
 	colocate = on;
-	if (!on && host_pinned) {
+	if (!on && !keep_caller && host_pinned) {
 		sched_setaffinity(0, sizeof(host_cpus), &host_cpus);
 		host_pinned = false;
 	}
@@ -1002,6 +1039,7 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 fail:
 	if (b->mapped)
 		remote_syscall(b, __NR_munmap, &ret, b->base, b->size, 0, 0, 0, 0, NULL);
+	settle(b);
 	/* a thread that is gone or being killed keeps nothing of ours */
 	if (remove_stub(b) && !ptimer_thread_exiting(tid, 0))
 		blob_log(PTIMER_BLOB_LOG_ERROR, "thread %d: cannot remove ptimer's syscall stub at %#llx", tid,
@@ -1010,6 +1048,8 @@ fail:
 	unpin(b);
 	ptimer_arch_free_xstate(&b->xstate);
 	maps_forget(b);
+	if (b->mem_fd > 0)
+		close(b->mem_fd - 1);
 	free(b);
 	return r;
 }
@@ -1044,12 +1084,15 @@ int ptimer_blob_sweep(pid_t tid, struct ptimer_err *err)
 	if (r)
 		goto out;
 	remove_leftovers(b);
+	settle(b);
 	if (remove_stub(b))
 		r = ptimer_errf(err, EIO, "thread %d: cannot remove ptimer's syscall stub at %#llx", tid,
 				(unsigned long long)b->stub);
 out:
 	ptimer_arch_free_xstate(&b->xstate);
 	maps_forget(b);
+	if (b->mem_fd > 0)
+		close(b->mem_fd - 1);
 	free(b);
 	return r;
 }
@@ -1069,6 +1112,7 @@ int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct p
 	uint64_t args = b->base + b->code_size;
 	ptimer_arch_regs regs = b->regs, out;
 	struct ptimer_resume_ctx ctx;
+	unsigned char page[PTIMER_RESUME_CTX_OFF + sizeof(ctx)];
 	int r;
 
 	a->stack_top = b->stack_top;
@@ -1078,10 +1122,12 @@ int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct p
 	if (a->n_timers > b->n_timers || a->n_occupied > b->n_occupied)
 		return ptimer_errf(err, EINVAL, "internal: %u timers / %u ids do not fit the %u / %u mapped",
 				   a->n_timers, a->n_occupied, b->n_timers, b->n_occupied);
+	/* the arguments and the resume context in one write */
 	resume_ctx(b, &ctx);
-	r = vm_write(b, args + PTIMER_RESUME_CTX_OFF, &ctx, sizeof(ctx), err);
-	if (!r)
-		r = vm_write(b, args, a, sizeof(*a), err);
+	memset(page, 0, sizeof(page));
+	memcpy(page, a, sizeof(*a));
+	memcpy(page + PTIMER_RESUME_CTX_OFF, &ctx, sizeof(ctx));
+	r = vm_write(b, args, page, sizeof(page), err);
 	if (r)
 		return r;
 	ptimer_arch_set_ip(&regs, b->base);
@@ -1137,6 +1183,9 @@ int ptimer_blob_close(struct ptimer_blob *b, struct ptimer_err *err)
 	if (!r && ret)
 		r = ptimer_errf(err, -ret, "cannot unmap the restorer (%#lx, %lu bytes) from thread %d: %s",
 				(unsigned long)b->base, (unsigned long)b->size, b->tid, strerror((int)-ret));
+	ur = settle(b);
+	if (ur && !r && !ptimer_thread_exiting(b->tid, 0))
+		r = ptimer_errf(err, -ur, "thread %d: cannot put its registers back: %s", b->tid, strerror(-ur));
 	if (remove_stub(b) && !r)
 		r = ptimer_errf(err, EIO, "thread %d: cannot remove ptimer's syscall stub at %#llx", b->tid,
 				(unsigned long long)b->stub);
@@ -1147,6 +1196,8 @@ int ptimer_blob_close(struct ptimer_blob *b, struct ptimer_err *err)
 		blob_log(PTIMER_BLOB_LOG_WARN, "thread %d: cannot give it back the CPUs it may run on: %s; it "
 			 "stays on one CPU", b->tid, strerror(-ur));
 	ptimer_arch_free_xstate(&b->xstate);
+	if (b->mem_fd > 0)
+		close(b->mem_fd - 1);
 	free(b);
 	return r;
 }

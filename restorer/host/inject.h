@@ -113,9 +113,12 @@ int ptimer_blob_fetch(struct ptimer_blob *b, struct ptimer_timer *timers, struct
  * across CPUs (the 300 one-timer tasks of a criu restore: task calls 136
  * -> 80 ms here).  For a caller whose threads die with it (the CRIU
  * plugin's held tasks, PTRACE_O_EXITKILL): one killed between open and
- * close would leave its thread on one CPU.  Off (the default): untouched.
+ * close would leave its thread on one CPU.  The caller is kept on its CPU
+ * while on; off gives it its CPUs back, unless keep_caller (more held
+ * tasks follow at once: two sched_setaffinity calls a task fewer).  Off
+ * (the default): untouched.
  */
-void ptimer_blob_colocate(bool on);
+void ptimer_blob_colocate(bool on, bool keep_caller);
 
 /*
  * ptimer_blob_close - unmap everything ptimer_blob_open mapped and cure
