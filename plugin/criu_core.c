@@ -104,6 +104,44 @@ static int replace_file(const char *path, const uint8_t *buf, size_t len, const 
 	return ret;
 }
 
+/*
+ * Write buf as dest, a name the overlay does not hold yet (the overlay's
+ * guard may link criu's own file there meanwhile, plugin/overlay.c
+ * link_all(), which then keeps ours): created at once with O_EXCL, the
+ * owner and mode of like (st) given only where creating did not give
+ * them.  1 when dest is there already (the guard's link: unlinked, then
+ * created again), else 0 or -errno (err set).  Half-written, it is in an overlay that
+ * criu has not been given yet, and that goes with a failed init.
+ */
+static int create_new(const char *dest, const uint8_t *buf, size_t len, const struct stat *st,
+		      struct ptimer_err *err)
+{
+	int fd = open(dest, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st->st_mode & 0777), ret = 0;
+	struct stat now;
+
+	if (fd < 0 && errno == EEXIST)
+		return 1;
+	if (fd < 0)
+		return ptimer_errf(err, errno, "cannot write %s: %s", dest, strerror(errno));
+	if (write(fd, buf, len) != (ssize_t)len)
+		ret = ptimer_errf(err, errno ? errno : EIO, "cannot write %s: %s", dest, strerror(errno));
+	if (!ret && fstat(fd, &now))
+		ret = ptimer_errf(err, errno, "cannot write %s: %s", dest, strerror(errno));
+	/* chown first: it clears set-id bits that the chmod then puts back */
+	if (!ret && (now.st_uid != st->st_uid || now.st_gid != st->st_gid) &&
+	    fchown(fd, st->st_uid, st->st_gid))
+		ret = ptimer_errf(err, errno, "cannot write %s: cannot give the new file criu's owner %u:%u: %s",
+				  dest, st->st_uid, st->st_gid, strerror(errno));
+	if (!ret && ((now.st_mode ^ st->st_mode) & 07777 || now.st_uid != st->st_uid || now.st_gid != st->st_gid) &&
+	    fchmod(fd, st->st_mode & 07777))
+		ret = ptimer_errf(err, errno, "cannot write %s: cannot give the new file criu's mode %04o: %s",
+				  dest, st->st_mode & 07777, strerror(errno));
+	close(fd);
+	if (ret)
+		unlink(dest);
+	return ret;
+}
+
 struct ptimer_criu_core {
 	char path[4096];
 	uint8_t *buf;		/* the whole file */
@@ -382,7 +420,19 @@ int ptimer_criu_core_write(struct ptimer_criu_core *c, const char *dest, struct 
 	criu_core_entry__pack(c->core, out + 12);
 	/* whatever followed the entry stays */
 	memcpy(out + 12 + olen, c->buf + 12 + c->elen, rest);
-	ret = replace_file(dest ? dest : c->path, out, 12 + olen + rest, c->path, err);
+	ret = 1;
+	if (dest) {
+		struct stat st;
+
+		ret = stat(c->path, &st) ? ptimer_errf(err, errno, "cannot rewrite %s: %s", c->path, strerror(errno))
+					 : create_new(dest, out, 12 + olen + rest, &st, err);
+		/* the guard's link of criu's file: it links each name once, so
+		 * one that is there stays ours once it is gone */
+		if (ret == 1 && !unlink(dest))
+			ret = create_new(dest, out, 12 + olen + rest, &st, err);
+	}
+	if (ret == 1)
+		ret = replace_file(dest ? dest : c->path, out, 12 + olen + rest, c->path, err);
 	free(out);
 	return ret;
 }

@@ -36,7 +36,8 @@ int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed
  * -EINVAL (an entry lacks a required field or is out of range), -ENOMEM.
  * ptimer_criu_core_strip - take tc.timers.posix out and write the result
  * as dest, or over the file itself when dest is NULL (temporary file +
- * rename, no fsync: criu syncs none of its images), with the owner, group
+ * rename; a dest not there yet, created at once with O_EXCL; no fsync:
+ * criu syncs none of its images), with the owner, group
  * and mode of criu's file; no timers: nothing is written.  A dest that is
  * a hard link of criu's file is replaced, criu's file left as it was.
  * Returns 0 or the -errno of the write (-ENOSPC, -EACCES, -EROFS, -EPERM
