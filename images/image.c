@@ -497,39 +497,63 @@ static void count_timers(struct ptimer_image *img)
 	img->counts_known = 1;
 }
 
-static int read_image(const char *path, struct ptimer_image *img, uint32_t *n_timers, struct ptimer_err *err)
+/* path names the bytes in errors; n_timers non-NULL: the head alone */
+static int parse_buf(const char *path, const uint8_t *buf, size_t size, struct ptimer_image *img,
+		     uint32_t *n_timers, struct ptimer_err *err)
 {
-	char *buf = NULL;
-	size_t size = 0, off = 4;
+	size_t off = 4;
 	int ret;
 
 	memset(img, 0, sizeof(*img));
 	if (n_timers)
 		*n_timers = 0;
-	ret = ptimer_file_read(path, "image", IMG_MAX_FILE, PTIMER_FILE_REGULAR | PTIMER_FILE_HINT, &buf,
-			       &size, err);
-	if (ret)
-		return ret;
 	if (!n_timers) {
-		ret = parse_image(path, (const uint8_t *)buf, size, img, err);
+		ret = parse_image(path, buf, size, img, err);
 		if (!ret && !img->counts_known)
 			count_timers(img);
 	} else {
-		ret = check_magic(path, (const uint8_t *)buf, size, err);
+		ret = check_magic(path, buf, size, err);
 		if (!ret)
-			ret = parse_head(path, (const uint8_t *)buf, size, &off, img, err);
+			ret = parse_head(path, buf, size, &off, img, err);
 		if (!ret)
-			ret = check_framing(path, (const uint8_t *)buf, size, off, img->n_timers, err);
+			ret = check_framing(path, buf, size, off, img->n_timers, err);
 		if (!ret) {
 			*n_timers = img->n_timers;
 			img->n_timers = 0;
 			ret = ptimer_image_validate(img, path, err);
 		}
 	}
-	free(buf);
 	if (ret)
 		ptimer_image_free(img);
 	return ret;
+}
+
+static int read_image(const char *path, struct ptimer_image *img, uint32_t *n_timers, struct ptimer_err *err)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	int ret;
+
+	memset(img, 0, sizeof(*img));
+	if (n_timers)
+		*n_timers = 0;
+	ret = ptimer_image_file(path, &buf, &size, err);
+	if (ret)
+		return ret;
+	ret = parse_buf(path, (const uint8_t *)buf, size, img, n_timers, err);
+	free(buf);
+	return ret;
+}
+
+int ptimer_image_file(const char *path, char **buf, size_t *size, struct ptimer_err *err)
+{
+	return ptimer_file_read(path, "image", IMG_MAX_FILE, PTIMER_FILE_REGULAR | PTIMER_FILE_HINT, buf, size, err);
+}
+
+int ptimer_image_parse(const char *path, const void *buf, size_t size, struct ptimer_image *img,
+		       uint32_t *n_timers, struct ptimer_err *err)
+{
+	return parse_buf(path, buf, size, img, n_timers, err);
 }
 
 int ptimer_image_read(const char *path, struct ptimer_image *img, struct ptimer_err *err)

@@ -168,6 +168,18 @@ int ptimer_image_read(const char *path, struct ptimer_image *img, struct ptimer_
 int ptimer_image_read_head(const char *path, struct ptimer_image *img, uint32_t *n_timers, struct ptimer_err *err);
 
 /*
+ * ptimer_image_file - the bytes of image file path, as ptimer_image_read
+ * reads them (*buf malloc'd, *size bytes).  ptimer_image_parse - those
+ * bytes (path names them in errors) parsed and checked as
+ * ptimer_image_read does, or as ptimer_image_read_head does where
+ * n_timers is not NULL: a reader that wants the head first and maybe the
+ * rest later reads the file once.  Both return as ptimer_image_read.
+ */
+int ptimer_image_file(const char *path, char **buf, size_t *size, struct ptimer_err *err);
+int ptimer_image_parse(const char *path, const void *buf, size_t size, struct ptimer_image *img,
+		       uint32_t *n_timers, struct ptimer_err *err);
+
+/*
  * ptimer_image_find - the image in dir: the one for pid when pid > 0 (it
  * must exist as a regular file), else the only ptimers-<pid>.img there
  * (digits without a leading zero; temporary files and other names are

@@ -89,10 +89,22 @@ static bool completions(const struct ptimer_image *img)
 	return ptimer_image_pending(img) || clock_timers(img) || img->n_leader_aimed;
 }
 
+/* the head's file bytes, for the whole image (64 KiB: a few hundred timers) */
+#define PLAN_RAW_KEEP	(64u * 1024u)
+
+static void drop_raw(struct planned *p)
+{
+	free(p->raw);
+	p->raw = NULL;
+	p->raw_len = 0;
+}
+
 void free_plan(void)
 {
-	for (size_t i = 0; i < n_plan; i++)
+	for (size_t i = 0; i < n_plan; i++) {
 		ptimer_image_free(&plan[i].img);
+		drop_raw(&plan[i]);
+	}
 	free(plan);
 	plan = NULL;
 	n_plan = n_work = 0;
@@ -447,7 +459,8 @@ static int plan_task(struct planned *p, const struct restore_env *env, struct pt
 	}
 	ptimer_image_free(img);
 	snprintf(path, sizeof(path), "%s/ptimers-%d.img", env->dir, p->vpid);
-	ret = ptimer_image_read(path, img, err);
+	/* the file as list_images read it, where it kept it */
+	ret = p->raw ? ptimer_image_parse(path, p->raw, p->raw_len, img, NULL, err) : ptimer_image_read(path, img, err);
 	if (!ret)
 		ret = check_of_checkpoint(env, p, err);
 	if (ret)
@@ -509,7 +522,11 @@ static int list_images(const char *dir, int *auto_seen, int *n_native, struct pt
 		p->vpid = vpid;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		/* the head first: it may be all the restore needs */
-		ret = ptimer_image_read_head(path, &p->img, &p->n_timers, err);
+		ret = ptimer_image_file(path, &p->raw, &p->raw_len, err);
+		if (!ret)
+			ret = ptimer_image_parse(path, p->raw, p->raw_len, &p->img, &p->n_timers, err);
+		if (ret || p->raw_len > PLAN_RAW_KEEP)
+			drop_raw(p);
 		if (ret)
 			break;
 		*auto_seen |= p->img.criu_mode == PTIMER_CRIU_AUTO;
@@ -536,6 +553,7 @@ static void drop_foreign(const struct restore_env *env)
 		ptimer_log(PTIMER_LOG_WARN, "%s/ptimers-%d.img: criu saved no task %d in this checkpoint "
 			   "(pstree.img); ignored", env->dir, plan[i].vpid, plan[i].vpid);
 		ptimer_image_free(&plan[i].img);
+		drop_raw(&plan[i]);
 	}
 	n_plan = k;
 }
@@ -602,6 +620,7 @@ int plan_restore(void)
 		drop_foreign(&env);
 	for (size_t i = 0; !ret && i < n_plan; i++) {
 		ret = plan_task(&plan[i], &env, &err);
+		drop_raw(&plan[i]);
 		n_work += plan[i].work;
 	}
 	if (!ret)

@@ -127,6 +127,9 @@ struct planned {
 	uint32_t pdeath_orig;
 	uint32_t n_timers;	/* in the image */
 	struct ptimer_image img;
+	char *raw;		/* the image file as read for its head, kept
+				   for plan_task when small; NULL: read again */
+	size_t raw_len;
 	/* what the run did with it (resume.c), not the plan */
 	struct {
 		bool seen;	/* RESUME_DEVICES_LATE came for it */
