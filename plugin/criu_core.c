@@ -424,10 +424,12 @@ int ptimer_criu_core_write(struct ptimer_criu_core *c, const char *dest, struct 
 	if (dest) {
 		struct stat st;
 
+		/* the guard's link of criu's file, there mostly (it links on the
+		 * other CPU as the plan is made): gone first; the guard links each
+		 * name once, so one made after that stays ours */
 		ret = stat(c->path, &st) ? ptimer_errf(err, errno, "cannot rewrite %s: %s", c->path, strerror(errno))
+					 : unlink(dest) && errno != ENOENT ? 1
 					 : create_new(dest, out, 12 + olen + rest, &st, err);
-		/* the guard's link of criu's file: it links each name once, so
-		 * one that is there stays ours once it is gone */
 		if (ret == 1 && !unlink(dest))
 			ret = create_new(dest, out, 12 + olen + rest, &st, err);
 	}

@@ -751,10 +751,12 @@ static bool is_leftover(struct ptimer_blob *b, const struct ptimer_proc_map *map
 	uint64_t start = map->start;
 	struct leftover_mark m;
 
-	/* anonymous, the code at least (R-X, its arguments page a mapping of
-	 * its own after it: the W+X-refused way): no file's mapping is read
-	 * (the text the thread stopped in, a library's) */
-	if (map->inode || map->end - map->start < b->code_size)
+	/* anonymous, the code and its arguments page at least, or the code
+	 * alone where it is R-X (the W+X-refused way: the arguments page a
+	 * mapping of its own after it): no file's mapping is read (the text
+	 * the thread stopped in, a library's), nor a small one */
+	if (map->inode || map->end - map->start < b->code_size ||
+	    (strcmp(map->perms, "r-xp") && map->end - map->start < b->code_size + PAGE))
 		return false;
 	/* most mappings are not: no explanation of a read that fails */
 	if (ptimer_vm_copy(b->tid, start + b->code_size + PTIMER_LEFTOVER_MARK_OFF, &m, sizeof(m), false) ||
