@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/fault.h"
 #include "lib/file.h"
 #include "plugin/criu_core.h"
 #include "proto/criu_core.pb-c.h"
@@ -110,8 +111,8 @@ static int replace_file(const char *path, const uint8_t *buf, size_t len, const 
  * link_all(), which then keeps ours): created at once with O_EXCL, the
  * owner and mode of like (st) given only where creating did not give
  * them.  1 when dest is there already (the guard's link: unlinked, then
- * created again), else 0 or -errno (err set).  Half-written, it is in an overlay that
- * criu has not been given yet, and that goes with a failed init.
+ * created again), else 0 or -errno (err set; dest removed again, and the
+ * caller puts criu's own file there).
  */
 static int create_new(const char *dest, const uint8_t *buf, size_t len, const struct stat *st,
 		      struct ptimer_err *err)
@@ -123,7 +124,9 @@ static int create_new(const char *dest, const uint8_t *buf, size_t len, const st
 		return 1;
 	if (fd < 0)
 		return ptimer_errf(err, errno, "cannot write %s: %s", dest, strerror(errno));
-	if (write(fd, buf, len) != (ssize_t)len)
+	if (ptimer_fault("core-write"))
+		ret = ptimer_errf(err, ENOSPC, "cannot write %s: injected failure", dest);
+	else if (write(fd, buf, len) != (ssize_t)len)
 		ret = ptimer_errf(err, errno ? errno : EIO, "cannot write %s: %s", dest, strerror(errno));
 	if (!ret && fstat(fd, &now))
 		ret = ptimer_errf(err, errno, "cannot write %s: %s", dest, strerror(errno));
@@ -406,6 +409,7 @@ int ptimer_criu_core_strip(struct ptimer_criu_core *c, const char *dest, struct 
 int ptimer_criu_core_write(struct ptimer_criu_core *c, const char *dest, struct ptimer_err *err)
 {
 	size_t olen, rest = c->len - 12 - c->elen;
+	struct stat st;
 	uint8_t *out;
 	int ret;
 
@@ -421,17 +425,24 @@ int ptimer_criu_core_write(struct ptimer_criu_core *c, const char *dest, struct 
 	/* whatever followed the entry stays */
 	memcpy(out + 12 + olen, c->buf + 12 + c->elen, rest);
 	ret = 1;
-	if (dest) {
-		struct stat st;
-
+	if (dest && stat(c->path, &st)) {
+		ret = ptimer_errf(err, errno, "cannot rewrite %s: %s", c->path, strerror(errno));
+	} else if (dest) {
 		/* the guard's link of criu's file, there mostly (it links on the
 		 * other CPU as the plan is made): gone first; the guard links each
 		 * name once, so one made after that stays ours */
-		ret = stat(c->path, &st) ? ptimer_errf(err, errno, "cannot rewrite %s: %s", c->path, strerror(errno))
-					 : unlink(dest) && errno != ENOENT ? 1
-					 : create_new(dest, out, 12 + olen + rest, &st, err);
+		ret = unlink(dest) && errno != ENOENT ? 1 : create_new(dest, out, 12 + olen + rest, &st, err);
 		if (ret == 1 && !unlink(dest))
 			ret = create_new(dest, out, 12 + olen + rest, &st, err);
+		/* not written: criu's own file there, as the guard would have
+		 * linked it (the caller leaves the timers to criu), whichever
+		 * of the two came first */
+		if (ret < 0 && link(c->path, dest) && errno != EEXIST) {
+			char target[64];
+
+			snprintf(target, sizeof(target), "../%s", strrchr(c->path, '/') + 1);
+			symlink(target, dest);
+		}
 	}
 	if (ret == 1)
 		ret = replace_file(dest ? dest : c->path, out, 12 + olen + rest, c->path, err);

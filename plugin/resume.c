@@ -245,13 +245,16 @@ int plugin_resume_late(int pid)
 	}
 	/* planned at init: a task with nothing to restore has no image */
 	p = planned_of(vpid);
-	if (p)
-		p->run.seen = true;
 	if (!held_all) {
-		own_pidns = pid == vpid;
+		own_pidns = pid == vpid && ptimer_proc_same_pidns(pid) == 1;
 		hold_all(pid, vpid);
 		overlay_release();
 	}
+	/* a held task's call came: criu stays on its CPU for the others only */
+	if (p && !p->run.seen && p->run.held && held_waiting)
+		held_waiting--;
+	if (p)
+		p->run.seen = true;
 	if (!p) {
 		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): no ptimers-%d.img, nothing to do", pid, vpid, vpid);
 		return -ENOTSUP;
@@ -273,8 +276,6 @@ int plugin_resume_late(int pid)
 	} else if (p->maker == MAKER_PTIMER) {
 		/* a held task dies with criu: it may run ptimer's code on this CPU;
 		 * criu stays on it until the last held task's call is done */
-		if (p->run.held && held_waiting)
-			held_waiting--;
 		ptimer_blob_colocate(p->run.held != 0, held_waiting > 0);
 		ret = ptimer_restore_task(&t, &p->img, &o, &st, &err);
 		ptimer_blob_colocate(false, held_waiting > 0);
@@ -309,6 +310,7 @@ int plugin_resume_late(int pid)
 		return -ENOTSUP;
 	}
 fail:
+	ptimer_blob_colocate(false, held_waiting > 0);
 	/*
 	 * criu only logs a failed RESUME_DEVICES_LATE (criu/cr-restore.c).  A
 	 * task without its timers, or with timers that differ, must not run:

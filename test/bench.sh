@@ -26,7 +26,7 @@
 #   (h) real criu, one small process (7 timers) and process trees (300 x
 #       0 timers, 300 x 1, 4 x 20,000): whole `criu dump` and `criu
 #       restore -d` (-v3), criu alone and with the plugin (its default,
-#       criu-mode auto) in turn, medians of 3 (15 for the small one),
+#       criu-mode auto) in turn, medians of 5 (25 for the small one),
 #       ratios; on 4.2.1 also criu-mode takeover.  Goals: <= 1.05 where
 #       the plugin has nothing to take over (4.2.1, auto), <= 1.10 where it
 #       restores timers (4.1.1, takeover).  Beside them the plugin's own
@@ -270,7 +270,7 @@ what_tree() {
 	esac
 }
 echo "(h) one process and process trees, whole \`criu dump\` and \`criu restore -d\` (-v3) wall time in ms,"
-echo "    criu alone and with the plugin in turn, medians of 3 (15 for one process); ratio = with / alone;"
+echo "    criu alone and with the plugin in turn, medians of 5 (25 for one process); ratio = with / alone;"
 echo "    goal <= 1.05 where the plugin has nothing to take over ($V2, auto), <= 1.10 where it restores"
 echo "    timers ($V1, takeover).  ptimer's own time, from its line in criu's log: init + task calls + exit"
 echo "    (medians), and in all as a share of criu alone's wall time:"

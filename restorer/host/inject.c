@@ -318,8 +318,10 @@ static bool stop_signal(int sig)
  * The thread stays there, its registers and mask ours (b->ours), for the
  * next run: settle() puts its own back once, before the stub goes (close,
  * or a failed open).  ptimer dying meanwhile leaves it at the end of our
- * code, which puts them back itself, as after any run.  A fault puts them
- * back at once.
+ * code, which puts them back itself, as after any run.  What the end of
+ * our code cannot put back (aarch64's SVE state, which a syscall
+ * discards) goes back after every run.  A fault puts everything back at
+ * once.
  */
 static int run_at(struct ptimer_blob *b, ptimer_arch_regs *regs, uint64_t lo, uint64_t hi,
 		  ptimer_arch_regs *out, const char *what, struct ptimer_err *err)
@@ -374,6 +376,8 @@ static int run_at(struct ptimer_blob *b, ptimer_arch_regs *regs, uint64_t lo, ui
 				   WSTOPSIG(status), r ? "; its registers could not be put back" : "");
 	}
 	reaper_stop(&rp);
+	if (!r)
+		r = ptimer_arch_restore_xstate(b->tid, &b->xstate);
 	if (r == -ESRCH)
 		return explain_failure(b, what, err);
 	if (r)

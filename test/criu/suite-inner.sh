@@ -270,9 +270,11 @@ if [ "$what" = bench ]; then
 	for tc in 1x7 300x0 300x1 4x20000; do
 		[[ " $SETS " == *" tree-$tc "* ]] || continue
 		nproc=${tc%x*} ntim=${tc#*x}
-		# one small process restores in a few ms: more runs for a median
-		runs=$RUNS
-		[ "$tc" = 1x7 ] && runs=${PTIMER_BENCH_RUNS_SMALL:-$((RUNS * 5))}
+		# a tree's ratio sits within a few per cent of 1 where the plugin
+		# has little to do: 5 pairs; one small process restores in a few
+		# ms: 25
+		runs=${PTIMER_BENCH_TREE_RUNS:-5}
+		[ "$tc" = 1x7 ] && runs=${PTIMER_BENCH_RUNS_SMALL:-$((runs * 5))}
 		declare -A dt=() rt=() dp=() rp=()
 		bad=
 		for ((r = 0; r < runs && !bad; r++)); do

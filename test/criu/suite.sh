@@ -178,6 +178,7 @@ for s in "${suites[@]}"; do
 		--ro-bind "$TMP/src.tar:/ptimer-src.tar" --ro-bind "$TMP/criu-scripts:/ptimer-criu" \
 		${PTIMER_BENCH_RUNS:+--env PTIMER_BENCH_RUNS=$PTIMER_BENCH_RUNS} \
 		${PTIMER_BENCH_RUNS_SMALL:+--env PTIMER_BENCH_RUNS_SMALL=$PTIMER_BENCH_RUNS_SMALL} \
+		${PTIMER_BENCH_TREE_RUNS:+--env PTIMER_BENCH_TREE_RUNS=$PTIMER_BENCH_TREE_RUNS} \
 		${PTIMER_BENCH_SETS:+--env "PTIMER_BENCH_SETS=$PTIMER_BENCH_SETS"} \
 		${PTIMER_CRIU_CASES:+--env "PTIMER_CRIU_CASES=$PTIMER_CRIU_CASES"} -- \
 		bash /ptimer-criu/suite-inner.sh "$s" /ptimer-src.tar /ptimer-criu "$what" 2>&1 | tee "$out"
