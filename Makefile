@@ -181,7 +181,7 @@ $(PLUGIN_CRIU_SRCS:%.c=$(B)/%.o): $(B)/%.o: %.c Makefile | $(PROTO_H)
 $(B)/libptimer.a: $(LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 $(B)/ptimer_plugin.so: $(PLUGIN_SRCS:%.c=$(B)/%.o) $(B)/libptimer.a
-	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -o $@ $^ -Wl,--as-needed -lprotobuf-c -ljson-c -lcap -lnl-3
+	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -Wl,-e,ptimer_guard_entry -o $@ $^ -Wl,--as-needed -lprotobuf-c -ljson-c -lcap -lnl-3
 
 PREFIX  ?= /usr/local
 DESTDIR ?=

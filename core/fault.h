@@ -19,9 +19,13 @@
  * fire is replaced, core/dump.c), "after-dump" (the whole task dumped, the
  * image not yet written); in the CRIU plugin "restore-init" (the end of
  * init(RESTORE), core images stripped), "overlay-links" (each link of
- * criu's images into the overlay, made by the overlay's guard) and
- * "resume-late" (a task's RESUME_DEVICES_LATE, before anything is done in
- * it).
+ * criu's images into the overlay), "core-write" (a core image without
+ * timers written into the overlay), "resume-late" (a task's
+ * RESUME_DEVICES_LATE, before anything is done in it), and two that change
+ * a choice rather than fail: "links-by-guard" (the overlay's guard links
+ * criu's images however few) and "guard-exec" (the guard is a fork of
+ * criu, not the plugin run as a program).  PTIMER_FAULT may list several,
+ * comma-separated.
  */
 #ifdef PTIMER_FAULT_INJECT
 bool ptimer_fault(const char *point);

@@ -20,6 +20,10 @@
  * what a guard could not remove, the next restore does.
  */
 #include <dirent.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -32,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/auxv.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -67,19 +72,24 @@ static void remove_overlay(int dirfd, const char *name)
 }
 
 /*
- * The guard: a process of its own that makes the overlay's directory and
- * removes the overlay when criu dies before exit(RESTORE) does it (criu
- * SIGKILLed by timeout -k, the OOM killer, a runtime that gives up).  It
- * makes the directory itself, so that no instant has an overlay without a
- * guard: killed before the guard made it, criu leaves nothing; after, the
- * guard sees it die.  It is forked twice (vfork, then clone) and leaves criu's session (criu's
- * restore takes the exit of any child of its own for a failure), is named
+ * The guard: a process of its own that removes the overlay when criu dies
+ * before exit(RESTORE) does it (criu SIGKILLed by timeout -k, the OOM
+ * killer, a runtime that gives up).  It is started before criu makes the
+ * overlay's directory, with its name, so that no instant has an overlay
+ * without a guard: killed before it made the directory, criu leaves
+ * nothing; after, the guard sees it die and removes what it made (an
+ * overlay whose .lock is free or not made yet: overlay_orphan).  criu
+ * does not wait for it to start.  It is the plugin run as a program by
+ * criu's dynamic loader (guard_start; a fork of criu where that cannot
+ * be run), leaves criu's session and is not criu's child (criu's restore
+ * takes the exit of any child of its own for a failure), is named
  * ptimer-guard (what kills criu by name must not kill it), keeps only the
- * image directory and its pipes, sends the directory's name back, links
- * criu's images into it (link_all) while criu goes on, sends the outcome
- * (struct guard_links, waited for by links_wait), and waits for criu's exit (pidfd_open, Linux 5.3; else a look every 20 ms)
- * or for the byte guard_done() sends once exit(RESTORE) has removed the
- * overlay itself.
+ * image directory, criu's pidfd and its pipes, links criu's images into
+ * the overlay (link_all) where there are many, once criu says it is made,
+ * while criu goes on, sends the outcome (struct guard_links, waited for by
+ * links_wait), and waits for criu's exit (pidfd, Linux 5.3; else a look
+ * every 20 ms) or for the byte guard_done() sends once exit(RESTORE) has
+ * removed the overlay itself.
  */
 /* What the guard sends criu once every link is made: the outcome of link_all. */
 struct guard_links {
@@ -138,32 +148,58 @@ static int links_wait(struct ptimer_err *err)
 	return 0;
 }
 
-/* A fresh overlay directory in dirfd, OVERLAY_PREFIX and six random
- * letters (unique across pid namespaces and hosts sharing the directory),
- * mode 0700 until overlay_make gives it the directory's; into name.
- * Returns 0 or -errno. */
-static int overlay_mkdir(int dirfd, char *name, size_t len)
+/* A fresh overlay name into name[len]: OVERLAY_PREFIX and six random
+ * letters (unique across pid namespaces and hosts sharing the directory). */
+static void overlay_name(char *name, size_t len, int tries)
 {
 	static const char abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	unsigned char r[6];
+	size_t at = (size_t)snprintf(name, len, OVERLAY_PREFIX);
 
+	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		uint64_t x = ptimer_now_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)tries * 2654435761u;
+
+		memcpy(r, &x, sizeof(r));
+	}
+	for (size_t i = 0; i < sizeof(r) && at + 1 < len; i++)
+		name[at++] = abc[r[i] % (sizeof(abc) - 1)];
+	name[at] = 0;
+}
+
+/* A fresh overlay directory in dirfd, mode 0700 until overlay_make gives
+ * it the directory's; its name into name.  Returns 0 or -errno. */
+static int overlay_mkdir(int dirfd, char *name, size_t len)
+{
 	for (int tries = 0; tries < 100; tries++) {
-		unsigned char r[6];
-		size_t at = (size_t)snprintf(name, len, OVERLAY_PREFIX);
-
-		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
-			uint64_t x = ptimer_now_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)tries * 2654435761u;
-
-			memcpy(r, &x, sizeof(r));
-		}
-		for (size_t i = 0; i < sizeof(r) && at + 1 < len; i++)
-			name[at++] = abc[r[i] % (sizeof(abc) - 1)];
-		name[at] = 0;
+		overlay_name(name, len, tries);
 		if (!mkdirat(dirfd, name, 0700))
 			return 0;
 		if (errno != EEXIST)
 			return -errno;
 	}
 	return -EEXIST;
+}
+
+/*
+ * Is the overlay DIR/name, made or about to be made by a criu that died,
+ * left by it?  Its .lock free, or no .lock (criu died before it made it).
+ * Held: another live restore's overlay of the same name (a name that
+ * restore had already made when this criu chose it).
+ */
+static bool overlay_orphan(int dirfd, const char *name)
+{
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	char lock[300];
+	bool orphan;
+	int fd;
+
+	snprintf(lock, sizeof(lock), "%s/.lock", name);
+	fd = openat(dirfd, lock, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	orphan = !fcntl(fd, F_OFD_SETLK, &fl);
+	close(fd);
+	return orphan;
 }
 
 /*
@@ -208,7 +244,10 @@ static int link_all(int dfd, int ovfd, const char *dir, struct ptimer_err *err)
 					  ov_name);
 			break;
 		}
-		if (!fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode) &&
+		/* d_type where the file system gives it: one call a file */
+		if ((de->d_type == DT_REG ||
+		     (de->d_type == DT_UNKNOWN && !fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
+		      S_ISREG(st.st_mode))) &&
 		    (!linkat(dfd, de->d_name, ovfd, de->d_name, 0) || errno == EEXIST))
 			continue;
 		snprintf(target, sizeof(target), "../%s", de->d_name);
@@ -220,37 +259,16 @@ static int link_all(int dfd, int ovfd, const char *dir, struct ptimer_err *err)
 	return ret;
 }
 
-/* Made by a raw clone (guard_start): libc's idea of the thread id is
- * criu's here, so nothing that uses it (raise(), pthread_*) is called. */
-static void guard_run(pid_t criu, int rd, int wr, int dirfd, const char *dir)
+/* The guard's loop (guard_main, or a fork of criu: guard_start).  pfd:
+ * criu's pidfd, -1 where the kernel has none (< 5.3).  In a fork libc's
+ * idea of the thread id is criu's, so nothing that uses it (raise(),
+ * pthread_*) is called.  ov_name: the overlay's name, chosen by criu
+ * before the guard started. */
+static __attribute__((noreturn)) void guard_run(pid_t criu, int pfd, int rd, int wr, int dirfd, const char *dir)
 {
-	int pfd = (int)syscall(SYS_pidfd_open, criu, 0);
 	struct pollfd pf[2] = { { .fd = rd, .events = POLLIN }, { .fd = pfd, .events = POLLIN } };
+	bool made = false;
 	char c;
-
-	/* the overlay: made here, its name to criu (none: criu reads EOF) */
-	if (overlay_mkdir(dirfd, ov_name, sizeof(ov_name)))
-		_exit(0);
-	if (write(wr, ov_name, sizeof(ov_name)) == (ssize_t)sizeof(ov_name)) {
-		/*
-		 * Then its links, while criu goes on reading the images on
-		 * another CPU (2,400 links for a tree of 300: about 11 ms).
-		 * criu waits for the outcome before it reads a file of the
-		 * overlay (overlay_switch).
-		 */
-		struct guard_links out = { 0 };
-		struct ptimer_err e = { "" };
-		int ovfd = openat(dirfd, ov_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-		out.ret = ovfd < 0 ? ptimer_errf(&e, errno, "cannot open %s: %s", ov_name, strerror(errno)) :
-				     link_all(dirfd, ovfd, dir, &e);
-		memcpy(out.msg, e.msg, sizeof(out.msg));
-		if (ovfd >= 0)
-			close(ovfd);
-		if (write(wr, &out, sizeof(out)) < 0) {
-			/* criu is gone already: the poll below sees it */
-		}
-	}
 
 	for (;;) {
 		int n = poll(pf, pfd >= 0 ? 2 : 1, pfd >= 0 ? -1 : 20);
@@ -261,7 +279,40 @@ static void guard_run(pid_t criu, int rd, int wr, int dirfd, const char *dir)
 			if (read(rd, &c, 1) != 1)
 				break;		/* every write end closed: criu is gone */
 			if (!c)
-				_exit(0);	/* exit(RESTORE) is done with it */
+				_exit(0);	/* exit(RESTORE) is done with it, or it
+						   is another restore's (EEXIST) */
+			if (c == 'M') {
+				/* criu made it (and links it): removed
+				 * whatever holds its lock (a restored task
+				 * inherits criu's descriptors) */
+				made = true;
+				continue;
+			}
+			if (c == 'm') {
+				/*
+				 * 'm': criu made it and holds its .lock; its
+				 * links now, while criu goes on reading the
+				 * images on another CPU (2,400 links for a
+				 * tree of 300: about 11 ms).  criu waits for
+				 * the outcome before it reads a file of the
+				 * overlay (overlay_switch).
+				 */
+				struct guard_links out = { 0 };
+				struct ptimer_err e = { "" };
+				int ovfd = openat(dirfd, ov_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+				made = true;
+				out.ret = ovfd < 0 ? ptimer_errf(&e, errno, "cannot open %s: %s", ov_name,
+								 strerror(errno)) :
+						     link_all(dirfd, ovfd, dir, &e);
+				memcpy(out.msg, e.msg, sizeof(out.msg));
+				if (ovfd >= 0)
+					close(ovfd);
+				if (write(wr, &out, sizeof(out)) < 0) {
+					/* criu is gone already: the poll sees it */
+				}
+				continue;
+			}
 			/* 'r': criu reads its own directory again
 			 * (overlay_release): remove the overlay now, on this
 			 * CPU, and say so */
@@ -274,7 +325,10 @@ static void guard_run(pid_t criu, int rd, int wr, int dirfd, const char *dir)
 		if (pfd >= 0 ? n > 0 && (pf[1].revents & POLLIN) : kill(criu, 0) && errno == ESRCH)
 			break;
 	}
-	remove_overlay(dirfd, ov_name);
+	/* criu died: what it made of the overlay, if anything (told or
+	 * not: killed between its mkdir and its word) */
+	if (made || overlay_orphan(dirfd, ov_name))
+		remove_overlay(dirfd, ov_name);
 	_exit(0);
 }
 
@@ -343,17 +397,95 @@ static void guard_name(void)
 }
 
 /*
- * The guard started, and the overlay's directory made by it in dirfd, its
- * name in ov_name.  Returns 0; -ECHILD when no guard could be started
- * (said in a warning), -EIO when the guard could not make the directory:
- * criu then makes it itself (overlay_make), with no guard.
+ * The guard as a program of its own: ptimer_plugin.so run by criu's
+ * dynamic loader (ld.so PATH runs a shared object that has an entry point,
+ * as it runs libc.so.6), entered at ptimer_guard_entry, with
+ *   argv: /proc/self/fd/3 GUARD_ARG <criu's pid> <overlay name>
+ *   fds:  3 the plugin (for ld.so), 4 criu's pipe, 5 the pipe to criu,
+ *         6 the image directory, 7 criu's pidfd (closed: none)
+ * so that nothing of criu's address space is copied: a fork of criu
+ * copies its page tables and then costs criu a page fault at the first
+ * write to each page it shares with the copy.  The plugin by its
+ * descriptor, not by its path (which names criu's libdir), so that the
+ * command line names no criu before guard_name() renames it.
+ */
+#define GUARD_ARG "--ptimer-guard"
+#define GUARD_FDS 5
+
+static struct {
+	char ldso[256];			/* criu's PT_INTERP, "" when none */
+	char so[4096];			/* the plugin, as criu loaded it */
+	char pid[24];
+	char *argv[6];
+	int fds[GUARD_FDS];		/* to 3.. in the guard, in that order */
+	int err;			/* the execve's errno, from the child */
+} gx;
+static char gx_stack[16384] __attribute__((aligned(16)));
+
+/* criu's dynamic loader and the plugin's path, looked up once: 0, or -1
+ * (a static criu: no loader; the guard is a fork then). */
+static int guard_exec_paths(void)
+{
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+	size_t n = getauxval(AT_PHNUM);
+	uintptr_t base = 0;
+	const char *interp = NULL;
+	Dl_info di;
+
+	if (gx.ldso[0] && gx.so[0])
+		return 0;
+	if (!ph)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (ph[i].p_type == PT_PHDR)
+			base = (uintptr_t)ph - ph[i].p_vaddr;
+	for (size_t i = 0; i < n; i++)
+		if (ph[i].p_type == PT_INTERP)
+			interp = (const char *)(base + ph[i].p_vaddr);
+	if (!interp || interp[0] != '/' || strlen(interp) >= sizeof(gx.ldso) ||
+	    !dladdr((void *)guard_exec_paths, &di) || !di.dli_fname || strlen(di.dli_fname) >= sizeof(gx.so))
+		return -1;
+	snprintf(gx.ldso, sizeof(gx.ldso), "%s", interp);
+	snprintf(gx.so, sizeof(gx.so), "%s", di.dli_fname);
+	return 0;
+}
+
+/* clone(CLONE_VM | CLONE_VFORK) child of guard_start's vfork child, on
+ * gx_stack: gx.fds to 3.., the rest closed, ld.so run.  System calls only
+ * (criu's memory, criu and its first child stopped until the execve). */
+static int guard_exec_child(void *arg)
+{
+	int tmp[GUARD_FDS], keep[GUARD_FDS];
+
+	(void)arg;
+	for (int i = 0; i < GUARD_FDS; i++)
+		tmp[i] = gx.fds[i] >= 0 ? fcntl(gx.fds[i], F_DUPFD_CLOEXEC, 3 + GUARD_FDS) : -1;
+	for (int i = 0; i < GUARD_FDS; i++) {
+		keep[i] = tmp[i] >= 0 && dup2(tmp[i], 3 + i) == 3 + i ? 3 + i : -1;
+		if (gx.fds[i] >= 0 && keep[i] < 0) {
+			gx.err = errno ? errno : EBADF;
+			_exit(127);
+		}
+	}
+	close_all_but(keep, GUARD_FDS);
+	execve(gx.ldso, gx.argv, environ);
+	gx.err = errno ? errno : ENOEXEC;
+	_exit(127);
+}
+
+/*
+ * The guard started, for the overlay ov_name in dirfd that criu makes next
+ * (overlay_make): the plugin run as a program (above), else a fork of
+ * criu.  Returns 0, or -ECHILD when no guard could be started (said in a
+ * warning).
  */
 static int guard_start(int dirfd, const char *dir)
 {
 	pid_t criu = getpid(), child;
-	int p[2], q[2], st = 0, e;
+	int p[2], q[2], st = 0, e, pfd = -1;
+	volatile int so = -1;		/* set before the vfork, read after */
+	volatile bool exec_ok;
 	sigset_t all, old;
-	ssize_t n;
 
 	if (pipe2(p, O_CLOEXEC))
 		goto no_guard;
@@ -362,16 +494,33 @@ static int guard_start(int dirfd, const char *dir)
 		close(p[1]);
 		goto no_guard;
 	}
+	pfd = (int)syscall(SYS_pidfd_open, criu, 0);	/* CLOEXEC; Linux 5.3 */
+	exec_ok = !ptimer_fault("guard-exec") && !guard_exec_paths() &&
+		  (so = open(gx.so, O_RDONLY | O_CLOEXEC)) >= 0;
+	if (exec_ok) {
+		snprintf(gx.pid, sizeof(gx.pid), "%d", (int)criu);
+		gx.argv[0] = "ptimer-guard";
+		gx.argv[1] = "/proc/self/fd/3";
+		gx.argv[2] = GUARD_ARG;
+		gx.argv[3] = gx.pid;
+		gx.argv[4] = ov_name;
+		gx.argv[5] = NULL;
+		gx.fds[0] = so;
+		gx.fds[1] = p[0];
+		gx.fds[2] = q[1];
+		gx.fds[3] = dirfd;
+		gx.fds[4] = pfd;
+		gx.err = 0;
+	}
 	/*
 	 * vfork: the first child borrows criu's memory and stack until it
-	 * exits, so that criu's address space is copied once (for the guard),
-	 * not twice: a copy of criu at init(RESTORE) is most of the plugin's
-	 * init for a small restore (1.3 ms of 1.8 here).  Until its _exit it
-	 * makes system calls only (no libc state of criu's touched); the
-	 * guard is a fork of it by clone(2), in its own session.
+	 * exits, and makes system calls only (no libc state of criu's
+	 * touched).  In its own session it starts the guard, which is not
+	 * criu's child then: the program (guard_exec_child), or where that
+	 * cannot be run a fork of it by clone(2), criu's address space
+	 * copied once.  No handler of criu's may run on the stack the vfork
+	 * child borrows; the guard keeps every signal blocked.
 	 */
-	/* no handler of criu's may run on the stack the vfork child borrows;
-	 * the guard keeps every signal blocked */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	child = vfork();
@@ -379,23 +528,35 @@ static int guard_start(int dirfd, const char *dir)
 		long g;
 
 		syscall(SYS_setsid);
+		if (exec_ok) {
+			g = clone(guard_exec_child, gx_stack + sizeof(gx_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
+				  NULL);
+			if (g > 0 && !gx.err)
+				_exit(0);
+			if (!gx.err)
+				gx.err = EAGAIN;
+		}
 		/* x86_64 and aarch64 (restorer/abi.h): flags first */
 		g = syscall(SYS_clone, (unsigned long)SIGCHLD, 0ul, 0ul, 0ul, 0ul);
 		if (g)
 			_exit(g < 0 ? 1 : 0);
 		{
 			/* the guard: criu's memory copied, nothing of it shared */
-			const int keep[3] = { p[0], q[1], dirfd };
+			const int keep[4] = { p[0], q[1], dirfd, pfd };
 
 			guard_name();
-			close_all_but(keep, 3);
-			guard_run(criu, p[0], q[1], dirfd, dir);
+			close_all_but(keep, 4);
+			guard_run(criu, pfd, p[0], q[1], dirfd, dir);
 		}
 	}
 	e = errno;
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(p[0]);
 	close(q[1]);
+	if (pfd >= 0)
+		close(pfd);
+	if (so >= 0)
+		close(so);
 	if (child < 0) {
 		close(p[1]);
 		close(q[0]);
@@ -411,15 +572,11 @@ static int guard_start(int dirfd, const char *dir)
 		errno = EAGAIN;
 		goto no_guard;
 	}
-	n = read_full(q[0], ov_name, sizeof(ov_name));
-	if (n != (ssize_t)sizeof(ov_name) || ov_name[sizeof(ov_name) - 1] ||
-	    strncmp(ov_name, OVERLAY_PREFIX, strlen(OVERLAY_PREFIX))) {
-		/* the guard made none, and is gone once p closes */
-		close(q[0]);
-		ov_name[0] = 0;
-		close(p[1]);
-		return -EIO;
-	}
+	if (!exec_ok || gx.err)
+		ptimer_log(PTIMER_LOG_DEBUG, "the guard of %s is a fork of criu: %s", ov_name,
+			   !exec_ok && ptimer_fault("guard-exec") ? "injected failure" :
+			   !gx.ldso[0] ? "criu has no dynamic loader" :
+			   !exec_ok ? "the plugin's file cannot be opened" : strerror(gx.err));
 	guard_fd = p[1];
 	links_fd = q[0];
 	links_done = released = false;
@@ -430,18 +587,115 @@ no_guard:
 	return -ECHILD;
 }
 
-static void guard_done(void)
+/*
+ * The guard's program (ptimer_guard_entry, run by guard_exec_child): its
+ * arguments and descriptors checked, then guard_run.  Run otherwise (by
+ * hand), it says what it is and exits 2.
+ */
+__attribute__((visibility("hidden"), noreturn, used)) void ptimer_guard_main(long *sp);
+void ptimer_guard_main(long *sp)
+{
+	int argc = (int)sp[0];
+	char **argv = (char **)(sp + 1), dir[4096];
+	char *end = NULL;
+	long criu = argc == 4 ? strtol(argv[2], &end, 10) : 0;
+	ssize_t n;
+
+	if (argc != 4 || strcmp(argv[1], GUARD_ARG) || !end || *end || criu <= 0 ||
+	    strncmp(argv[3], OVERLAY_PREFIX, strlen(OVERLAY_PREFIX)) || strlen(argv[3]) >= sizeof(ov_name) ||
+	    fcntl(4, F_GETFD) < 0 || fcntl(5, F_GETFD) < 0 || fcntl(6, F_GETFD) < 0) {
+		static const char msg[] = "ptimer_plugin.so is a criu plugin (criu --libdir DIR); run as a program it "
+					  "is only the guard of a criu restore's overlay\n";
+
+		if (write(2, msg, sizeof(msg) - 1) < 0) {
+			/* nowhere to say it */
+		}
+		_exit(2);
+	}
+	snprintf(ov_name, sizeof(ov_name), "%s", argv[3]);
+	close(3);		/* ld.so has mapped the plugin */
+	guard_name();
+	n = readlink("/proc/self/fd/6", dir, sizeof(dir) - 1);
+	if (n <= 0)
+		n = snprintf(dir, sizeof(dir), "the image directory");
+	dir[n] = 0;
+	guard_run((pid_t)criu, fcntl(7, F_GETFD) >= 0 ? 7 : -1, 4, 5, 6, dir);
+}
+
+/* The entry point ld.so jumps to: the initial stack (argc, argv...) to
+ * ptimer_guard_main, the stack aligned as the ABI wants at a call. */
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl ptimer_guard_entry\n"
+	".hidden ptimer_guard_entry\n"
+	".type ptimer_guard_entry, @function\n"
+	"ptimer_guard_entry:\n"
+	"	xor %ebp, %ebp\n"
+	"	mov %rsp, %rdi\n"
+	"	and $-16, %rsp\n"
+	"	call ptimer_guard_main\n"
+	"	hlt\n"
+	".size ptimer_guard_entry, . - ptimer_guard_entry\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+	".globl ptimer_guard_entry\n"
+	".hidden ptimer_guard_entry\n"
+	".type ptimer_guard_entry, %function\n"
+	"ptimer_guard_entry:\n"
+	"	mov x29, #0\n"
+	"	mov x30, #0\n"
+	"	mov x0, sp\n"
+	"	bl ptimer_guard_main\n"
+	"	brk #0\n"
+	".size ptimer_guard_entry, . - ptimer_guard_entry\n");
+#else
+#error "ptimer_guard_entry: x86_64 and aarch64 only"
+#endif
+
+/*
+ * One byte to the guard (guard_run: 'm', 'M', 'r' or 0).  Returns 0, or -errno
+ * when it is gone: the SIGPIPE such a write raises is blocked and taken
+ * back, since criu, which does not ignore it, would die of it.
+ */
+static int guard_say(char c)
+{
+	struct timespec zero = { 0 };
+	sigset_t pipe_set, old;
+	ssize_t n;
+	int e;
+
+	if (guard_fd < 0)
+		return -EBADF;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe_set, &old);
+	n = write(guard_fd, &c, 1);
+	e = n < 0 ? errno : EIO;
+	if (n < 0 && e == EPIPE)
+		sigtimedwait(&pipe_set, NULL, &zero);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return n == 1 ? 0 : -e;
+}
+
+/* The guard's pipes closed, nothing said (it is gone). */
+static void guard_lost(void)
 {
 	if (links_fd >= 0) {
 		close(links_fd);
 		links_fd = -1;
 	}
-	if (guard_fd < 0)
-		return;
-	if (write(guard_fd, "", 1) != 1)
+	if (guard_fd >= 0) {
+		close(guard_fd);
+		guard_fd = -1;
+	}
+}
+
+/* The guard sent away (0: it exits and removes nothing). */
+static void guard_done(void)
+{
+	if (guard_fd >= 0 && guard_say(0))
 		ptimer_log(PTIMER_LOG_DEBUG, "the guard of %s is gone already", ov_name);
-	close(guard_fd);
-	guard_fd = -1;
+	guard_lost();
 }
 
 /*
@@ -503,7 +757,8 @@ int clean_leftover(const char *dir, int dfd, const char *name, struct ptimer_err
 /*
  * Make the overlay of dir (once): every entry of dir but overlays in it
  * (link_all; made by the guard while criu reads on, waited for by
- * overlay_switch, or here when there is no guard).  Its name is unique across pid
+ * overlay_switch, or here when there is no guard; the guard is started
+ * first, guard_start).  Its name is unique across pid
  * namespaces and hosts sharing the directory (overlay_mkdir), and it holds
  * .lock, locked (F_OFD_SETLK) while this restore runs (overlay_stale).
  * Its owner and mode are dir's (in a user namespace the restored init,
@@ -511,12 +766,19 @@ int clean_leftover(const char *dir, int dfd, const char *name, struct ptimer_err
  * the overlay's path.  Returns 0 or -errno (err set; nothing left).
  */
 static int ov_lock = -1;	/* the overlay's .lock, locked */
+static size_t dir_entries;	/* in the image directory (overlay_expect) */
+
+void overlay_expect(size_t n_entries)
+{
+	dir_entries = n_entries;
+}
 
 int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 	struct stat st;
-	int dfd, ret = 0, guarded;
+	int dfd, ret = 0;
+	bool guarded, by_guard;
 
 	if (ov_fd >= 0) {
 		snprintf(path, len, "%s/%s", dir, ov_name);
@@ -525,18 +787,32 @@ int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0 || fstat(dfd, &st))
 		return ptimer_errf(err, errno, "cannot open the image directory %s: %s", dir, strerror(errno));
-	/* made by the guard (no instant without it), which links the images
-	 * too (links_wait); else all here */
+	/*
+	 * The guard first, the directory after: no instant has an overlay
+	 * without a guard.  The guard links the images once told the overlay
+	 * is made and locked (links_wait); without one, all here.
+	 */
+	overlay_name(ov_name, sizeof(ov_name), 0);
 	guarded = !guard_start(dfd, dir);
-	if (!guarded) {
+	ret = mkdirat(dfd, ov_name, 0700) ? -errno : 0;
+	if (ret == -EEXIST && guarded) {
+		/* another restore's overlay has that name (one chance in
+		 * 62^6): sent away, that guard leaves it alone */
+		ptimer_log(PTIMER_LOG_DEBUG, "%s/%s is another restore's; this one goes on without a guard", dir,
+			   ov_name);
+		links_done = true;
+		guard_done();
+		guarded = false;
+	}
+	if (ret == -EEXIST)
 		ret = overlay_mkdir(dfd, ov_name, sizeof(ov_name));
-		if (ret) {
-			ret = ptimer_errf(err, -ret, "cannot make a directory for criu to read in %s: %s", dir,
-					  strerror(-ret));
-			ov_name[0] = 0;
-			close(dfd);
-			return ret;
-		}
+	if (ret) {
+		ret = ptimer_errf(err, -ret, "cannot make a directory for criu to read in %s: %s", dir, strerror(-ret));
+		links_done = true;
+		guard_done();
+		ov_name[0] = 0;
+		close(dfd);
+		return ret;
 	}
 	snprintf(path, len, "%s/%s", dir, ov_name);
 	ov_fd = openat(dfd, ov_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -552,7 +828,22 @@ int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err
 	    renameat(ov_fd, ".lock.new", ov_fd, ".lock") ||
 	    fchown(ov_fd, st.st_uid, st.st_gid) || fchmod(ov_fd, st.st_mode & 07777))
 		ret = ptimer_errf(err, errno, "cannot make %s/%s for criu to read: %s", dir, ov_name, strerror(errno));
-	if (!ret && !guarded)
+	/*
+	 * The links: by the guard while criu reads on where there are many
+	 * (its start, ld.so loading the plugin, is about 2 ms here; 2,400
+	 * links for a tree of 300 tasks about 11 ms), else here (20 links
+	 * for one task: about 0.1 ms).  The guard's are waited for by
+	 * links_wait; without 'm' it sends none.
+	 */
+	by_guard = !ret && guarded && (dir_entries > OVERLAY_LINKS_HERE || ptimer_fault("links-by-guard"));
+	if (!ret && guarded && guard_say(by_guard ? 'm' : 'M')) {
+		/* the guard is gone (killed): the links here, no guard */
+		ptimer_log(PTIMER_LOG_DEBUG, "the guard of %s is gone before the overlay was made", ov_name);
+		guard_lost();
+		by_guard = false;
+	}
+	links_done = !by_guard;
+	if (!ret && !by_guard)
 		ret = link_all(dfd, ov_fd, dir, err);
 	if (ret) {
 		links_wait(NULL);
@@ -616,7 +907,7 @@ void overlay_release(void)
 	}
 	close(ov_fd);
 	ov_fd = -1;
-	if (write(guard_fd, "r", 1) == 1) {
+	if (!guard_say('r')) {
 		released = true;
 		return;
 	}

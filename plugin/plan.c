@@ -491,7 +491,7 @@ static int list_images(const char *dir, int *auto_seen, int *n_native, struct pt
 	int fd = openat(criu_get_image_dir(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	char path[4400];
-	size_t cap = 0;
+	size_t cap = 0, n_entries = 0;
 	struct dirent *de;
 	int ret = 0;
 
@@ -503,6 +503,8 @@ static int list_images(const char *dir, int *auto_seen, int *n_native, struct pt
 	while (!ret && (de = readdir(d))) {
 		struct planned *p;
 		int vpid, end = 0;
+
+		n_entries++;
 
 		if (de->d_name[0] == '.' || !strncmp(de->d_name, "core-", 5))
 			ret = clean_leftover(dir, fd, de->d_name, err);
@@ -534,6 +536,7 @@ static int list_images(const char *dir, int *auto_seen, int *n_native, struct pt
 		n_plan++;
 	}
 	closedir(d);
+	overlay_expect(n_entries);
 	if (n_plan)
 		qsort(plan, n_plan, sizeof(*plan), cmp_vpid);
 	return ret;

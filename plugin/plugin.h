@@ -163,9 +163,16 @@ bool slice_to_restore(const struct ptimer_image *img);
 /* --- overlay.c ----------------------------------------------------------- */
 
 #define OVERLAY_PREFIX ".ptimer-restore-"
+/* At most this many entries in the image directory: criu links them into
+ * the overlay itself (overlay_make), more: the guard does. */
+#define OVERLAY_LINKS_HERE 256
+
+/* overlay_expect - how many entries the image directory has (plan_restore
+ * counts them as it lists it), for overlay_make. */
+void overlay_expect(size_t n_entries);
 
 /*
- * overlay_make - the overlay of dir (once; made by its guard): path[len]
+ * overlay_make - the overlay of dir (once; its guard started first): path[len]
  * its path.  Returns 0 or -errno (err set; nothing left).
  */
 int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err);
