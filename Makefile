@@ -66,7 +66,7 @@ SANITIZE ?=
 CFLAGS  += $(SANITIZE)
 # No libcompel: its compel_run_at/compel_syscall stop on int3, which kills
 # the target when ptimer dies (restorer/host/inject.c runs code its own way).
-LDLIBS  := -lprotobuf-c -ljson-c -lcap -lnl-3
+LDLIBS  := -lprotobuf-c -ljson-c -lnl-3
 
 # The in-target blob: freestanding, position independent, no SSE/FP/SIMD
 # (the thread's extended registers are never saved or restored), no libc.
@@ -181,7 +181,7 @@ $(PLUGIN_CRIU_SRCS:%.c=$(B)/%.o): $(B)/%.o: %.c Makefile | $(PROTO_H)
 $(B)/libptimer.a: $(LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 $(B)/ptimer_plugin.so: $(PLUGIN_SRCS:%.c=$(B)/%.o) $(B)/libptimer.a
-	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -Wl,-e,ptimer_guard_entry -o $@ $^ -Wl,--as-needed -lprotobuf-c -ljson-c -lcap -lnl-3
+	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -Wl,-e,ptimer_guard_entry -o $@ $^ -Wl,--as-needed -lprotobuf-c -ljson-c -lnl-3
 
 PREFIX  ?= /usr/local
 DESTDIR ?=

@@ -24,22 +24,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <sys/capability.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 
 #include "core/caps.h"
 #include "lib/procfs.h"
 
 bool ptimer_cap_effective(int cap)
 {
-	cap_flag_value_t v = CAP_CLEAR;
-	cap_t caps = cap_get_proc();
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
 
-	if (!caps)
+	memset(d, 0, sizeof(d));
+	if (cap < 0 || cap >= 32 * _LINUX_CAPABILITY_U32S_3 || syscall(SYS_capget, &h, d))
 		return false;
-	if (cap_get_flag(caps, cap, CAP_EFFECTIVE, &v))
-		v = CAP_CLEAR;
-	cap_free(caps);
-	return v == CAP_SET;
+	return d[cap / 32].effective & (1u << (cap % 32));
 }
 
 /* Up to 4 numbers after "Key:" in /proc/<pid>/status; returns how many, 0 when absent. */

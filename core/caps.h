@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * May we attach?  The kernel's ptrace access rules applied to what /proc,
- * libcap and yama tell about the target and ourselves.
+ * capget(2) and yama tell about the target and ourselves.
  */
 #ifndef PTIMER_CORE_CAPS_H
 #define PTIMER_CORE_CAPS_H
@@ -12,7 +12,7 @@
 #include "lib/err.h"
 
 /* What decides whether we may attach (core/caps.c), gathered from /proc,
- * libcap and yama, so that the decision can be tested alone. */
+ * capget(2) and yama, so that the decision can be tested alone. */
 struct ptimer_attach_facts {
 	pid_t pid;			/* the target */
 	pid_t tracer;			/* TracerPid of /proc/PID/status; 0: none */
@@ -43,8 +43,9 @@ int ptimer_attach_verdict(const struct ptimer_attach_facts *f, struct ptimer_err
 int ptimer_may_attach(pid_t pid, struct ptimer_err *err);
 
 /* ptimer_cap_effective - whether capability cap (CAP_*, uapi/linux/capability.h)
- * is in this process's effective set (libcap cap_get_proc()); false when
- * it cannot be read. */
+ * is in this process's effective set (capget(2), version 3: the call
+ * libcap's cap_get_proc() makes, without loading libcap into criu with
+ * the plugin); false when it cannot be read. */
 bool ptimer_cap_effective(int cap);
 
 /* ptimer_yama_hint - "; yama ptrace_scope is N ..." for an EPERM message
