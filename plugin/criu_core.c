@@ -28,12 +28,40 @@
 #define CRIU_IMG_COMMON_MAGIC	0x54564319u
 #define CRIU_CORE_MAGIC		0x55053847u
 
+/*
+ * The core image ptimer_criu_thread_rseq read last, kept for the next
+ * read of the same file: plan_task reads a task's core image for the rseq
+ * check, then for its timers (one open, fstat, pread and close a task
+ * fewer).  Given away by the read that takes it, or dropped by
+ * ptimer_criu_core_forget.
+ */
+static struct {
+	char path[4200];
+	uint8_t *buf;
+	size_t len;
+} kept;
+
+void ptimer_criu_core_forget(void)
+{
+	free(kept.buf);
+	kept.buf = NULL;
+	kept.path[0] = 0;
+}
+
 static int read_file(const char *path, uint8_t **buf, size_t *len, struct ptimer_err *err)
 {
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
+	int fd, ret = 0;
 	ssize_t r;
 
+	if (kept.buf && !strcmp(kept.path, path)) {
+		*buf = kept.buf;
+		*len = kept.len;
+		kept.buf = NULL;
+		kept.path[0] = 0;
+		return 0;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return ptimer_errf(err, errno, "cannot open criu image %s: %s", path, strerror(errno));
 	if (fstat(fd, &st) || st.st_size < 12 || st.st_size > (64 << 20)) {
@@ -578,7 +606,14 @@ int ptimer_criu_thread_rseq(const char *dir, pid_t tid, uint64_t *ptr, struct pt
 		return ptimer_errf(err, EINVAL, "%s: not a criu core image", path);
 	}
 	v = criu_core_thread_view__unpack(NULL, elen, buf + 12);
-	free(buf);
+	ptimer_criu_core_forget();
+	if (strlen(path) < sizeof(kept.path)) {
+		snprintf(kept.path, sizeof(kept.path), "%s", path);
+		kept.buf = buf;
+		kept.len = len;
+	} else {
+		free(buf);
+	}
 	if (!v)
 		return ptimer_errf(err, EINVAL, "%s: CoreEntry does not decode", path);
 	if (v->thread_core && v->thread_core->rseq_entry)

@@ -99,4 +99,8 @@ const struct ptimer_criu_task *ptimer_criu_pstree_task(const struct ptimer_criu_
 void ptimer_criu_pstree_free(struct ptimer_criu_task *tasks, uint32_t n);
 int ptimer_criu_thread_rseq(const char *dir, pid_t tid, uint64_t *ptr, struct ptimer_err *err);
 
+/* ptimer_criu_core_forget - drop the core image ptimer_criu_thread_rseq
+ * keeps for the next read of the same file (the end of a plan). */
+void ptimer_criu_core_forget(void);
+
 #endif

@@ -629,6 +629,7 @@ int plan_restore(void)
 	if (!ret)
 		ret = hold_by_pdeath(dir, env.tree, env.n_tree, &err);
 	ptimer_criu_pstree_free(env.tree, env.n_tree);
+	ptimer_criu_core_forget();
 	if (!ret && n_loop_left + n_loop_taken)
 		ptimer_log(PTIMER_LOG_INFO, "criu-mode auto: %u task%s left to criu's create/delete loop (at most %d "
 			   "pairs each), %u restored by ptimer", n_loop_left, n_loop_left == 1 ? "" : "s",
