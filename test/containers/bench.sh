@@ -4,7 +4,7 @@
 # test/containers/bench.sh - (f) of `make bench`: runc checkpoint and
 # restore of a container holding the five-timer set (zdtm_timers
 # container-bench) with and without the plugin, criu 4.1.1 (trixie) and 4.2.1
-# (sid), median of 3 (PTIMER_BENCH_RUNS), whole runc command; printed with
+# (sid), median of 5 (PTIMER_BENCH_RUNS), in turn, whole runc command; printed with
 # the ratios plugin / alone and their goals: <= 1.05 on 4.2.1, where the
 # plugin leaves the timers to criu (criu-mode auto), <= 1.10 on 4.1.1.
 # Runs suite.sh bench in the containers roots.
@@ -21,7 +21,7 @@ ratio() { if [ "$1" = - ] || [ "$2" = - ]; then echo -; else awk -v a="$1" -v b=
 sec() { [ "$1" = - ] && echo "-" || awk -v s="$1" 'BEGIN { printf "%.3f s", s }'; }
 # goal RATIO G: "RATIO (<= G: met)" or NOT met
 goal() { [ "$1" = - ] && echo - || awk -v r="$1" -v g="$2" 'BEGIN { printf "%s (<= %s: %s)", r, g, (r <= g) ? "met" : "NOT met" }'; }
-echo "(f) runc with the five-timer container, whole runc command, median of 3 (load average $(cut -d' ' -f1-3 /proc/loadavg)):"
+echo "(f) runc with the five-timer container, whole runc command, alone and with the plugin in turn, median of ${PTIMER_BENCH_RUNS:-5} (load average $(cut -d' ' -f1-3 /proc/loadavg)):"
 printf '    | %-12s | %-16s | %-16s | %-6s | %-16s | %-16s | %s\n' criu "checkpoint alone" "checkpoint+plugin" ratio "restore alone" "restore+plugin" ratio
 printf '    |%s|\n' "--------------|------------------|-------------------|--------|------------------|------------------|------"
 for s in trixie sid; do
