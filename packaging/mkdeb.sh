@@ -45,8 +45,11 @@ deps=$(
 	done | sort -u | while read -r so; do pkg_of "$so"; done | sort -u | while read -r pkg; do
 		[ "$pkg" = criu ] && continue
 		# upstream version of what was linked against: epoch kept,
-		# Debian revision dropped
-		v=$(dpkg-query -W -f='${Version}' "$pkg" | sed 's/-[^-]*$//')
+		# Debian revision dropped; this architecture's package (with a
+		# foreign one installed too, multiarch, dpkg-query -W PKG
+		# prints both versions run together)
+		v=$(dpkg-query -W -f='${Version}\n' "$pkg:$ARCH" 2>/dev/null || dpkg-query -W -f='${Version}\n' "$pkg")
+		v=$(printf '%s\n' "$v" | head -n 1 | sed 's/-[^-]*$//')
 		echo "$pkg (>= $v)"
 	done
 )
