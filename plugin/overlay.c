@@ -43,6 +43,8 @@
 #include <sys/wait.h>
 
 #include <criu/criu-plugin.h>
+/* weak: the plugin also runs as the overlay's guard, without criu (overlay.c) */
+#pragma weak criu_get_image_dir
 
 #include "core/fault.h"
 #include "core/log.h"
@@ -259,6 +261,22 @@ static int link_all(int dfd, int ovfd, const char *dir, struct ptimer_err *err)
 	return ret;
 }
 
+/* Until criu is gone (its pidfd readable, or kill(2) says ESRCH), at
+ * most 2 s. */
+static void gone_wait(pid_t criu, int pfd)
+{
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+	for (int i = 0; i < 200; i++) {
+		struct pollfd pf = { .fd = pfd, .events = POLLIN };
+
+		if (pfd >= 0 ? poll(&pf, 1, 10) > 0 : kill(criu, 0) && errno == ESRCH)
+			return;
+		if (pfd < 0)
+			nanosleep(&tick, NULL);
+	}
+}
+
 /* The guard's loop (guard_main, or a fork of criu: guard_start).  pfd:
  * criu's pidfd, -1 where the kernel has none (< 5.3).  In a fork libc's
  * idea of the thread id is criu's, so nothing that uses it (raise(),
@@ -326,7 +344,11 @@ static __attribute__((noreturn)) void guard_run(pid_t criu, int pfd, int rd, int
 			break;
 	}
 	/* criu died: what it made of the overlay, if anything (told or
-	 * not: killed between its mkdir and its word) */
+	 * not: killed between its mkdir and its word, when its .lock is
+	 * free only once criu is gone: a kernel before 5.7 may end the pipe
+	 * before it drops the lock) */
+	if (!made)
+		gone_wait(criu, pfd);
 	if (made || overlay_orphan(dirfd, ov_name))
 		remove_overlay(dirfd, ov_name);
 	_exit(0);
@@ -479,7 +501,7 @@ static int guard_exec_child(void *arg)
  * criu.  Returns 0, or -ECHILD when no guard could be started (said in a
  * warning).
  */
-static int guard_start(int dirfd, const char *dir)
+static int guard_start(int dirfd, const char *dir, bool may_exec)
 {
 	pid_t criu = getpid(), child;
 	int p[2], q[2], st = 0, e, pfd = -1;
@@ -495,7 +517,7 @@ static int guard_start(int dirfd, const char *dir)
 		goto no_guard;
 	}
 	pfd = (int)syscall(SYS_pidfd_open, criu, 0);	/* CLOEXEC; Linux 5.3 */
-	exec_ok = !ptimer_fault("guard-exec") && !guard_exec_paths() &&
+	exec_ok = may_exec && !ptimer_fault("guard-exec") && !guard_exec_paths() &&
 		  (so = open(gx.so, O_RDONLY | O_CLOEXEC)) >= 0;
 	if (exec_ok) {
 		snprintf(gx.pid, sizeof(gx.pid), "%d", (int)criu);
@@ -574,6 +596,7 @@ static int guard_start(int dirfd, const char *dir)
 	}
 	if (!exec_ok || gx.err)
 		ptimer_log(PTIMER_LOG_DEBUG, "the guard of %s is a fork of criu: %s", ov_name,
+			   !may_exec ? "the one run as a program is gone" :
 			   !exec_ok && ptimer_fault("guard-exec") ? "injected failure" :
 			   !gx.ldso[0] ? "criu has no dynamic loader" :
 			   !exec_ok ? "the plugin's file cannot be opened" : strerror(gx.err));
@@ -612,6 +635,8 @@ void ptimer_guard_main(long *sp)
 		}
 		_exit(2);
 	}
+	if (ptimer_fault("guard-dies"))
+		_exit(3);
 	snprintf(ov_name, sizeof(ov_name), "%s", argv[3]);
 	close(3);		/* ld.so has mapped the plugin */
 	guard_name();
@@ -630,6 +655,7 @@ __asm__(".text\n"
 	".hidden ptimer_guard_entry\n"
 	".type ptimer_guard_entry, @function\n"
 	"ptimer_guard_entry:\n"
+	"	endbr64\n"
 	"	xor %ebp, %ebp\n"
 	"	mov %rsp, %rdi\n"
 	"	and $-16, %rsp\n"
@@ -642,6 +668,7 @@ __asm__(".text\n"
 	".hidden ptimer_guard_entry\n"
 	".type ptimer_guard_entry, %function\n"
 	"ptimer_guard_entry:\n"
+	"	hint #34\n"			/* bti c: a jump target where ld.so maps it PROT_BTI */
 	"	mov x29, #0\n"
 	"	mov x30, #0\n"
 	"	mov x0, sp\n"
@@ -793,7 +820,14 @@ int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err
 	 * is made and locked (links_wait); without one, all here.
 	 */
 	overlay_name(ov_name, sizeof(ov_name), 0);
-	guarded = !guard_start(dfd, dir);
+	guarded = !guard_start(dfd, dir, true);
+	if (guarded && ptimer_fault("guard-dies")) {
+		/* the test of a guard that dies before criu's word: its end
+		 * waited for (the pipe it held hangs up) */
+		struct pollfd pf = { .fd = links_fd, .events = POLLIN };
+
+		poll(&pf, 1, 5000);
+	}
 	ret = mkdirat(dfd, ov_name, 0700) ? -errno : 0;
 	if (ret == -EEXIST && guarded) {
 		/* another restore's overlay has that name (one chance in
@@ -837,10 +871,17 @@ int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err
 	 */
 	by_guard = !ret && guarded && (dir_entries > OVERLAY_LINKS_HERE || ptimer_fault("links-by-guard"));
 	if (!ret && guarded && guard_say(by_guard ? 'm' : 'M')) {
-		/* the guard is gone (killed): the links here, no guard */
+		/*
+		 * The guard is gone: it could not load (ld.so, a library, the
+		 * environment) or was killed.  A fork of criu in its place,
+		 * told at once; none: the links here, no guard.
+		 */
 		ptimer_log(PTIMER_LOG_DEBUG, "the guard of %s is gone before the overlay was made", ov_name);
 		guard_lost();
-		by_guard = false;
+		if (guard_start(dfd, dir, false) || guard_say(by_guard ? 'm' : 'M')) {
+			guard_lost();
+			by_guard = false;
+		}
 	}
 	links_done = !by_guard;
 	if (!ret && !by_guard)
