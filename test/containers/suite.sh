@@ -101,6 +101,15 @@ if [ "$what" = check ] && [ -z "${PTIMER_SKIP_INSTALL:-}" ]; then
 			mkdir -p "$TMP/xfer/debs/$host"
 			cp "$(tail -n 1 "$TMP/hostdeb.out")" "$TMP/xfer/debs/$host/" 2>/dev/null ||
 				cp "$top/$(tail -n 1 "$TMP/hostdeb.out")" "$TMP/xfer/debs/$host/"
+			# built against a criu-plugin.h without CHECKPOINT_DEVICES
+			# (Debian 12's criu 3.17): the package holds no plugin, as
+			# `make install` says; the install check of it is a SKIP
+			if ! dpkg-deb -c "$TMP/xfer/debs/$host"/ptimer_*.deb 2>/dev/null | grep -q 'usr/lib/criu/ptimer_plugin.so$'; then
+				grep -h 'ptimer_plugin.so not installed' "$TMP/hostdeb.out" | head -n 1 |
+					sed 's/^make install: //' >"$TMP/xfer/debs/$host/NO-PLUGIN"
+				[ -s "$TMP/xfer/debs/$host/NO-PLUGIN" ] ||
+					echo "ptimer_plugin.so not in the package built here" >"$TMP/xfer/debs/$host/NO-PLUGIN"
+			fi
 		fi ;;
 	esac
 	# run_install ARGS...: install.sh's lines shown and counted here
