@@ -114,27 +114,40 @@ static void cost_report(int stage)
  * for the stage (dir_fd: the overlay later takes the place of criu's) and
  * opens everything as /proc/self/fd/<dir_fd>/NAME; messages name the
  * directory the user gave criu (-D) instead (dir_name, rewritten in
- * criu_log), when that name still is the same directory.
+ * criu_log), when that name still is the same directory.  That name is
+ * looked up at the first message that needs it (dir_name_find): most
+ * runs have none, and need not pay for a readlink and two stats.
  */
-static int dir_fd = -1;
+static int dir_fd = -1, dir_name_fd = -1;
 static char dir_fdpath[64], dir_name[4096];
 
 void image_dir(char *buf, size_t len)
 {
 	int fd = criu_get_image_dir();
-	struct stat a, b;
-	ssize_t n;
 
 	if (dir_fd < 0) {
 		dir_fd = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
-		ptimer_proc_fd_path(dir_fd >= 0 ? dir_fd : fd, dir_fdpath, sizeof(dir_fdpath));
-		n = readlink(dir_fdpath, dir_name, sizeof(dir_name) - 1);
-		dir_name[n > 0 ? n : 0] = 0;
-		if (dir_name[0] != '/' || stat(dir_name, &a) || fstat(dir_fd >= 0 ? dir_fd : fd, &b) ||
-		    a.st_dev != b.st_dev || a.st_ino != b.st_ino)
-			snprintf(dir_name, sizeof(dir_name), "%s", dir_fdpath);
+		dir_name_fd = dir_fd >= 0 ? dir_fd : fd;
+		ptimer_proc_fd_path(dir_name_fd, dir_fdpath, sizeof(dir_fdpath));
+		dir_name[0] = 0;
 	}
 	snprintf(buf, len, "%s", dir_fdpath);
+}
+
+/* dir_name: the name of dir_fd's directory, where that name is still it,
+ * else dir_fdpath */
+static void dir_name_find(void)
+{
+	struct stat a, b;
+	ssize_t n;
+
+	if (dir_name[0] || !dir_fdpath[0])
+		return;
+	n = readlink(dir_fdpath, dir_name, sizeof(dir_name) - 1);
+	dir_name[n > 0 ? n : 0] = 0;
+	if (dir_name[0] != '/' || stat(dir_name, &a) || fstat(dir_name_fd, &b) || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino)
+		snprintf(dir_name, sizeof(dir_name), "%s", dir_fdpath);
 }
 
 /* The stage is over: the duplicate closed. */
@@ -142,7 +155,7 @@ static void image_dir_done(void)
 {
 	if (dir_fd >= 0)
 		close(dir_fd);
-	dir_fd = -1;
+	dir_fd = dir_name_fd = -1;
 	dir_fdpath[0] = dir_name[0] = 0;
 }
 
@@ -152,7 +165,10 @@ static const char *with_dir_name(const char *msg, char *out, size_t len)
 	size_t fl = strlen(dir_fdpath), at = 0;
 	const char *p = msg, *q;
 
-	if (!fl || !strcmp(dir_fdpath, dir_name) || !strstr(msg, dir_fdpath))
+	if (!fl || !strstr(msg, dir_fdpath))
+		return msg;
+	dir_name_find();
+	if (!strcmp(dir_fdpath, dir_name))
 		return msg;
 	while ((q = strstr(p, dir_fdpath)) && at < len) {
 		bool whole = q[fl] == '/' || q[fl] == 0 || q[fl] == ' ' || q[fl] == ':' || q[fl] == ')';
