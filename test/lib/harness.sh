@@ -60,6 +60,26 @@ info() { echo "# $*"; }
 # what test/run.sh collects for its closing list.
 skip_suite() { skip "$1" "$2"; echo "# skipped-suite $H_PREFIX$1: $2"; }
 
+# A helper a suite calls that no file defines is a FAIL (totals), not a
+# line on stderr the run goes past: a lost helper once kept 40 checks from
+# running, unseen.  bash calls this for any command it cannot find, in a
+# subshell, so the name goes to a file totals reads.  Only helper-like
+# names (words joined by '_'): an external program a suite probes by
+# running it (gcc, go, stress-ng) stays bash's own "command not found".
+# busybox sh (the qemu guests) has no such hook.
+command_not_found_handle() {
+	case $1 in
+	*[!a-z0-9_]* | _* | *_ | [0-9]*) ;;
+	*_*)
+		echo "$1" >>"${TMPDIR:-/tmp}/ptimer-missing.$$"
+		echo "harness: $1: no such command or shell function (a helper no file defines?)" >&2
+		return 127
+		;;
+	esac
+	echo "bash: $1: command not found" >&2
+	return 127
+}
+
 # check NAME WHY CMD...: PASS NAME when CMD exits 0, else FAIL NAME: WHY.
 check() {
 	_h_name=$1 _h_why=$2
@@ -116,6 +136,12 @@ run_cases() {
 # After run_cases, first a FAIL "plan" when fewer cases ran than it planned
 # (kselftest's "Planned tests != run tests").
 totals() {
+	if [ -s "${TMPDIR:-/tmp}/ptimer-missing.$$" ]; then
+		for _h_m in $(sort -u "${TMPDIR:-/tmp}/ptimer-missing.$$"); do
+			fail "missing-helper/$_h_m" "called, but no file of the suite defines it: the checks around the call did not run"
+		done
+		rm -f "${TMPDIR:-/tmp}/ptimer-missing.$$"
+	fi
 	if [ -n "$H_PLANNED" ] && [ "$H_RAN" -ne "$H_PLANNED" ]; then
 		fail plan "$H_PLANNED cases planned, $H_RAN ran: case $((H_RAN + 1)) ended the run"
 	fi
