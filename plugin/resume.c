@@ -160,10 +160,10 @@ static void hold_tree(pid_t root)
 
 static bool held_all;		/* the first RESUME_DEVICES_LATE held them (hold_all) */
 /*
- * The first call's task had its image's pid: criu restored the tree in its
- * own pid namespace, every task with its image's pid (criu refuses nested
- * pid namespaces at dump, criu/namespaces.c), so the later calls need no
- * NSpid read to find a task's plan.
+ * The first call's task is in criu's pid namespace (its ns/pid is criu's):
+ * criu restored the tree there, every task with its image's pid (criu
+ * refuses nested pid namespaces at dump, criu/namespaces.c), so no call
+ * reads a task's NSpid to find its plan.
  */
 static bool own_pidns;
 
@@ -175,11 +175,11 @@ void resume_reset(void)
 	ptimer_blob_colocate(false, false);
 }
 
-/* At the first call (pid: its task, vpid: that task's pid in the tree). */
-static void hold_all(pid_t pid, pid_t vpid)
+/* At the first call (pid: its task). */
+static void hold_all(pid_t pid)
 {
 	held_all = true;
-	if (pid == vpid) {
+	if (own_pidns) {
 		/* criu's own pid namespace: each task has its image's pid */
 		for (size_t i = 0; i < n_plan; i++)
 			hold(&plan[i], plan[i].vpid);
@@ -236,6 +236,10 @@ int plugin_resume_late(int pid)
 	/* nothing of ptimer's in any task (no image, or criu makes all): not even a look */
 	if (pid <= 0 || !n_work)
 		return -ENOTSUP;
+	/* the first call: is the tree in criu's pid namespace (then a pid is
+	 * its vpid, and no task's NSpid is read)? */
+	if (!held_all)
+		own_pidns = ptimer_proc_same_pidns(pid) == 1;
 	vpid = own_pidns ? pid : ptimer_proc_nspid(pid, pid);
 	if (vpid == -EINVAL)
 		vpid = pid;
@@ -246,8 +250,7 @@ int plugin_resume_late(int pid)
 	/* planned at init: a task with nothing to restore has no image */
 	p = planned_of(vpid);
 	if (!held_all) {
-		own_pidns = pid == vpid && ptimer_proc_same_pidns(pid) == 1;
-		hold_all(pid, vpid);
+		hold_all(pid);
 		overlay_release();
 	}
 	/* a held task's call came: criu stays on its CPU for the others only */
