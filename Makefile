@@ -180,8 +180,8 @@ $(PLUGIN_CRIU_SRCS:%.c=$(B)/%.o): $(B)/%.o: %.c Makefile | $(PROTO_H)
 # every restore, where each library more is a cost (json-c is the tool's).
 $(B)/libptimer.a: $(LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
-$(B)/ptimer_plugin.so: $(PLUGIN_SRCS:%.c=$(B)/%.o) $(B)/libptimer.a
-	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -Wl,-e,ptimer_guard_entry -o $@ $^ -Wl,--as-needed -lprotobuf-c -ljson-c -lnl-3
+$(B)/ptimer_plugin.so: $(PLUGIN_SRCS:%.c=$(B)/%.o) $(B)/libptimer.a plugin/exports.map
+	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -Wl,-e,ptimer_guard_entry -Wl,--version-script=plugin/exports.map -o $@ $(filter-out %.map,$^) -Wl,--as-needed -lprotobuf-c -ljson-c -lnl-3
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
