@@ -120,6 +120,7 @@ static void cost_report(int stage)
  */
 static int dir_fd = -1, dir_name_fd = -1;
 static char dir_fdpath[64], dir_name[4096];
+static void dir_name_find(void);
 
 void image_dir(char *buf, size_t len)
 {
@@ -130,6 +131,10 @@ void image_dir(char *buf, size_t len)
 		dir_name_fd = dir_fd >= 0 ? dir_fd : fd;
 		ptimer_proc_fd_path(dir_name_fd, dir_fdpath, sizeof(dir_fdpath));
 		dir_name[0] = 0;
+		/* criu's own descriptor (no duplicate: descriptors exhausted)
+		 * becomes the overlay's later: the name now */
+		if (dir_fd < 0)
+			dir_name_find();
 	}
 	snprintf(buf, len, "%s", dir_fdpath);
 }
