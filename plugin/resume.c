@@ -238,8 +238,14 @@ int plugin_resume_late(int pid)
 		return -ENOTSUP;
 	/* the first call: is the tree in criu's pid namespace (then a pid is
 	 * its vpid, and no task's NSpid is read)? */
-	if (!held_all)
-		own_pidns = ptimer_proc_same_pidns(pid) == 1;
+	if (!held_all) {
+		int same = ptimer_proc_same_pidns(pid);
+
+		own_pidns = same == 1;
+		/* no ns/pid (CONFIG_PID_NS=n): no NSpid either, one namespace */
+		if (same < 0)
+			own_pidns = ptimer_proc_nspid(pid, pid) == -EINVAL;
+	}
 	vpid = own_pidns ? pid : ptimer_proc_nspid(pid, pid);
 	if (vpid == -EINVAL)
 		vpid = pid;
