@@ -72,13 +72,15 @@ command_not_found_handle() {
 	*[!a-z0-9_]* | _* | *_ | [0-9]*) ;;
 	*_*)
 		echo "$1" >>"${TMPDIR:-/tmp}/ptimer-missing.$$"
-		echo "harness: $1: no such command or shell function (a helper no file defines?)" >&2
+		echo "${BASH_SOURCE[1]:-bash}: line ${BASH_LINENO[0]:-?}: $1: no such command or shell function (a helper no file defines?)" >&2
 		return 127
 		;;
 	esac
-	echo "bash: $1: command not found" >&2
+	echo "${BASH_SOURCE[1]:-bash}: line ${BASH_LINENO[0]:-?}: $1: command not found" >&2
 	return 127
 }
+# a file an earlier shell of this pid left (killed before its totals)
+rm -f "${TMPDIR:-/tmp}/ptimer-missing.$$"
 
 # check NAME WHY CMD...: PASS NAME when CMD exits 0, else FAIL NAME: WHY.
 check() {
