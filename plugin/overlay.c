@@ -441,6 +441,7 @@ static struct {
 	char *argv[6];
 	int fds[GUARD_FDS];		/* to 3.. in the guard, in that order */
 	int err;			/* the execve's errno, from the child */
+	pid_t guard;			/* the guard's pid, from the child; 0: none */
 } gx;
 static char gx_stack[16384] __attribute__((aligned(16)));
 
@@ -543,6 +544,7 @@ static int guard_start(int dirfd, const char *dir, bool may_exec)
 	 * copied once.  No handler of criu's may run on the stack the vfork
 	 * child borrows; the guard keeps every signal blocked.
 	 */
+	gx.guard = 0;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, &old);
 	child = vfork();
@@ -553,15 +555,19 @@ static int guard_start(int dirfd, const char *dir, bool may_exec)
 		if (exec_ok) {
 			g = clone(guard_exec_child, gx_stack + sizeof(gx_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
 				  NULL);
-			if (g > 0 && !gx.err)
+			if (g > 0 && !gx.err) {
+				gx.guard = (pid_t)g;
 				_exit(0);
+			}
 			if (!gx.err)
 				gx.err = EAGAIN;
 		}
 		/* x86_64 and aarch64 (restorer/abi.h): flags first */
 		g = syscall(SYS_clone, (unsigned long)SIGCHLD, 0ul, 0ul, 0ul, 0ul);
-		if (g)
+		if (g) {
+			gx.guard = g > 0 ? (pid_t)g : 0;
 			_exit(g < 0 ? 1 : 0);
+		}
 		{
 			/* the guard: criu's memory copied, nothing of it shared */
 			const int keep[4] = { p[0], q[1], dirfd, pfd };
@@ -822,11 +828,39 @@ int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err
 	overlay_name(ov_name, sizeof(ov_name), 0);
 	guarded = !guard_start(dfd, dir, true);
 	if (guarded && ptimer_fault("guard-dies")) {
-		/* the test of a guard that dies before criu's word: its end
-		 * waited for (the pipe it held hangs up) */
-		struct pollfd pf = { .fd = links_fd, .events = POLLIN };
+		/*
+		 * The test of a guard that dies before criu's word: its exit
+		 * waited for, at most 5 s.  By its pidfd, not by the hangup
+		 * of the pipe it wrote to: an exiting task's files are
+		 * released one by one (deferred fput), so the pipe criu
+		 * writes to can still have the guard as its reader then;
+		 * the pidfd is readable once all are (exit_task_work comes
+		 * before exit_notify, kernel/exit.c).
+		 */
+		int gp = gx.guard > 0 ? (int)syscall(SYS_pidfd_open, gx.guard, 0) : -1, gerr = gp < 0 ? errno : 0;
+		struct pollfd pf = { .fd = gp, .events = POLLIN };
+		struct timespec ms = { 0, 1000000 };
+		uint64_t end = ptimer_now_ns() + 5000000000ull;
+		char stat[64], st_buf[256];
 
-		poll(&pf, 1, 5000);
+		for (uint64_t now = ptimer_now_ns(); gp >= 0 && now < end && !pf.revents; now = ptimer_now_ns())
+			if (poll(&pf, 1, (int)((end - now) / 1000000 + 1)) < 0 && errno != EINTR)
+				break;
+		if (gp >= 0)
+			close(gp);
+		/* no pidfd (Linux < 5.3): its /proc entry gone or a zombie */
+		snprintf(stat, sizeof(stat), "/proc/%d/stat", (int)gx.guard);
+		while (gp < 0 && gx.guard > 0 && gerr != ESRCH && ptimer_now_ns() < end) {
+			int fd = open(stat, O_RDONLY | O_CLOEXEC);
+			ssize_t n = fd >= 0 ? read(fd, st_buf, sizeof(st_buf) - 1) : -1;
+			char *rp = n > 0 ? (st_buf[n] = 0, strrchr(st_buf, ')')) : NULL;
+
+			if (fd >= 0)
+				close(fd);
+			if (!rp || rp[1] != ' ' || rp[2] == 'Z' || rp[2] == 'X')
+				break;
+			nanosleep(&ms, NULL);
+		}
 	}
 	ret = mkdirat(dfd, ov_name, 0700) ? -errno : 0;
 	if (ret == -EEXIST && guarded) {
