@@ -653,6 +653,19 @@ void ptimer_guard_main(long *sp)
 	guard_run((pid_t)criu, fcntl(7, F_GETFD) >= 0 ? 7 : -1, 4, 5, 6, dir);
 }
 
+/*
+ * The plugin run by hand (./ptimer_plugin.so) is started through the
+ * system's dynamic loader too, as glibc's libc.so.6 is: without a
+ * PT_INTERP the kernel would jump to the entry point below with nothing
+ * relocated.  dlopen ignores it; the guard names criu's loader itself.
+ */
+#if defined(__x86_64__)
+#define PTIMER_INTERP "/lib64/ld-linux-x86-64.so.2"
+#elif defined(__aarch64__)
+#define PTIMER_INTERP "/lib/ld-linux-aarch64.so.1"
+#endif
+__attribute__((section(".interp"), used, visibility("hidden"))) const char ptimer_interp[] = PTIMER_INTERP;
+
 /* The entry point ld.so jumps to: the initial stack (argc, argv...) to
  * ptimer_guard_main, the stack aligned as the ABI wants at a call. */
 #if defined(__x86_64__)
