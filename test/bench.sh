@@ -253,6 +253,42 @@ fi
 tfield() { awk -v s="$1" -v c="$2" -v m="$3" -v n="$4" '$1 == "bench-tree:" && $2 == s && $4 == c && $5 == m { v = $n } END { print (v == "") ? "-" : v }' "$TMP/criu.out"; }
 pfield() { awk -v s="$1" -v c="$2" -v m="$3" -v n="$4" '$1 == "bench-phases:" && $2 == s && $4 == c && $5 == m { v = $n } END { print (v == "") ? "-" : v }' "$TMP/criu.out"; }
 tratio() { [ "$1" = - ] || [ "$2" = - ] && echo "-" || ratio "$2" "$1"; }
+# pratio SUITE TREE MODE COL: the median over the rounds of MODE's time /
+# criu alone's in the same round (COL 6: dump, 7: restore): each round runs
+# both in turn, so a change of the machine between rounds (another tenant
+# starting) weighs on both sides of a ratio, not on one median; "-" when
+# the rounds do not pair up.
+pratio() {
+	awk -v s="$1" -v c="$2" -v m="$3" -v k="$4" '
+	$1 == "bench-tree:" && $2 == s && $4 == c && ($5 == m || $5 == "alone") {
+		list = ""; on = 0
+		for (i = 8; i <= NF; i++) {
+			if ($i == "dump:") { on = (k == 6); continue }
+			if ($i == "restore:") { on = (k == 7); continue }
+			if (on) list = list " " $i
+		}
+		t[$5] = list
+	}
+	END {
+		na = split(t["alone"], a); nm = split(t[m], b)
+		if (!na || na != nm) { print "-"; exit }
+		for (i = 1; i <= na; i++) {
+			if (a[i] <= 0) { print "-"; exit }
+			r[i] = b[i] / a[i]
+		}
+		for (i = 1; i <= na; i++)
+			for (j = i + 1; j <= na; j++)
+				if (r[j] < r[i]) { x = r[i]; r[i] = r[j]; r[j] = x }
+		printf "%.2f", r[int((na + 1) / 2)]
+	}' "$TMP/criu.out"
+}
+# pair_or_tratio SUITE TREE MODE COL ALONE WITH: pratio, else the medians' ratio
+pair_or_tratio() {
+	local r
+	r=$(pratio "$1" "$2" "$3" "$4")
+	[ "$r" = - ] && r=$(tratio "$5" "$6")
+	echo "$r"
+}
 tgoal() { [ "$1" = - ] && echo "-" || echo "$1 $(goal "$1" "$2" | sed 's/NOT met/NOT/')"; }
 # ph X/Y/W/T [ALONE]: "X + Y + W ms" (init, task calls, exit; ms), and
 # T as a share of ALONE (criu alone's wall time, s): what the plugin itself
@@ -270,7 +306,8 @@ what_tree() {
 	esac
 }
 echo "(h) one process and process trees, whole \`criu dump\` and \`criu restore -d\` (-v3) wall time in ms,"
-echo "    criu alone and with the plugin in turn, medians of 5 (25 for one process); ratio = with / alone;"
+echo "    criu alone and with the plugin in turn, medians of 5 rounds (25 for one process); ratio = the median"
+echo "    over the rounds of with / alone in the same round;"
 echo "    goal <= 1.05 where the plugin has nothing to take over ($V2, auto), <= 1.10 where it restores"
 echo "    timers ($V1, takeover).  ptimer's own time, from its line in criu's log: init + task calls + exit"
 echo "    (medians), and in all as a share of criu alone's wall time:"
@@ -283,9 +320,9 @@ row() {  # SUITE VERSION TREE MODE GOAL LABEL
 	ra=$(tfield "$1" "$3" alone 7); rp=$(tfield "$1" "$3" "$4" 7)
 	[ "$dp" = - ] && [ "$rp" = - ] && return
 	printf '    | %-6s | %-34s | %-7s | %-8s | %-10s | %-27s | %-7s | %-8s | %-10s | %-27s |\n' "$2" "$6" \
-		"$(msec "$da")" "$(msec "$dp")" "$(tgoal "$(tratio "$da" "$dp")" "$5")" \
+		"$(msec "$da")" "$(msec "$dp")" "$(tgoal "$(pair_or_tratio "$1" "$3" "$4" 6 "$da" "$dp")" "$5")" \
 		"$(ph "$(pfield "$1" "$3" "$4" 6)" "$da")" "$(msec "$ra")" "$(msec "$rp")" \
-		"$(tgoal "$(tratio "$ra" "$rp")" "$5")" "$(ph "$(pfield "$1" "$3" "$4" 7)" "$ra")"
+		"$(tgoal "$(pair_or_tratio "$1" "$3" "$4" 7 "$ra" "$rp")" "$5")" "$(ph "$(pfield "$1" "$3" "$4" 7)" "$ra")"
 }
 for tc in 1x7 300x0 300x1 4x20000; do
 	row trixie "$V1" "$tc" plugin 1.10 "$(what_tree "$tc")"
