@@ -46,8 +46,11 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-bench.XXXXXX")
 . "$(dirname "$0")/lib/harness.sh"
 
 cleanup() {
+	local rc=$?
 	bg_kill
 	rm -rf "$TMP"
+	# a helper called that no file defines: the run did less than it says
+	missing_helpers || [ "$rc" -ne 0 ] || exit 1
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP

@@ -17,8 +17,11 @@ ZT=$B/test/zdtm_timers
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-demo.XXXXXX")
 
 cleanup() {
+	local rc=$?
 	bg_kill
 	rm -rf "$DIR"
+	# a helper called that no file defines: the run did less than it says
+	missing_helpers || [ "$rc" -ne 0 ] || exit 1
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP

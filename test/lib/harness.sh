@@ -155,6 +155,16 @@ totals() {
 	[ "$H_FAIL" -eq 0 ]
 }
 
+# missing_helpers: for a script that keeps no totals (bench.sh, demo.sh):
+# the helpers it called that no file defines, on one line on stderr, and
+# exit status 1; 0 when none.
+missing_helpers() {
+	[ -s "${TMPDIR:-/tmp}/ptimer-missing.$$" ] || return 0
+	echo "$(basename "$0"): called, but no file defines: $(sort -u "${TMPDIR:-/tmp}/ptimer-missing.$$" | tr '\n' ' ')" >&2
+	rm -f "${TMPDIR:-/tmp}/ptimer-missing.$$"
+	return 1
+}
+
 # logtail FILE...: the last error-looking lines of criu's logs (criu's
 # "Error (" tags, the plugin's "ptimer" lines), on one line.
 logtail() {
