@@ -663,6 +663,8 @@ void ptimer_guard_main(long *sp)
 #define PTIMER_INTERP "/lib64/ld-linux-x86-64.so.2"
 #elif defined(__aarch64__)
 #define PTIMER_INTERP "/lib/ld-linux-aarch64.so.1"
+#else
+#error "PTIMER_INTERP: x86_64 and aarch64 only"
 #endif
 __attribute__((section(".interp"), used, visibility("hidden"))) const char ptimer_interp[] = PTIMER_INTERP;
 
