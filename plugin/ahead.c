@@ -39,6 +39,13 @@ struct ahead_walk {
 	size_t dir_len;		/* 0: not known, every object looked at */
 };
 
+static bool ends_in_so(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 3 && !strcmp(name + n - 3, ".so");
+}
+
 static int ahead_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct ahead_walk *w = arg;
@@ -52,13 +59,15 @@ static int ahead_one(struct dl_phdr_info *info, size_t size, void *arg)
 	/*
 	 * criu loads its plugins as "LIBDIR/NAME.so", every one from the one
 	 * directory it loaded us from (criu/plugin.c cr_plugin_init(), 4.0 to
-	 * criu-dev): an object named from elsewhere (criu's own libraries,
-	 * about 25) is none.  Looking each up (dlopen, dlsym) cost ~0.2 ms of
-	 * every dump and restore on a VM where each first touch of a page
-	 * traps.
+	 * criu-dev).  An object named from elsewhere is not one, unless its
+	 * name ends in ".so" (a plugin mapped before under another name,
+	 * LD_PRELOAD or a symbolic link, keeps that name: dlopen returns the
+	 * same object); criu's own libraries, about 25, end in ".so.N".
+	 * Looking each up (dlopen, dlsym) cost ~0.2 ms of every dump and
+	 * restore on a VM where each first touch of a page traps.
 	 */
 	if (w->dir_len && (strncmp(info->dlpi_name, w->dir, w->dir_len) ||
-			   strchr(info->dlpi_name + w->dir_len, '/')))
+			   strchr(info->dlpi_name + w->dir_len, '/')) && !ends_in_so(info->dlpi_name))
 		return 0;
 	h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
 	if (!h)

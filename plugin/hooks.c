@@ -225,8 +225,12 @@ static int plugin_init(int stage)
 	 * each for nothing.
 	 */
 	ptimer_verbosity = PTIMER_LOG_DEBUG;
-	if (log_get_loglevel && log_get_loglevel() >= CRIU_LOG_ERROR && log_get_loglevel() < CRIU_LOG_DEBUG)
-		ptimer_verbosity = (int)log_get_loglevel() - 1;
+	if (log_get_loglevel) {
+		unsigned int lvl = log_get_loglevel();
+
+		/* -v0 (LOG_MSG, which drops even errors): errors only */
+		ptimer_verbosity = lvl >= CRIU_LOG_DEBUG ? PTIMER_LOG_DEBUG : lvl ? (int)lvl - 1 : PTIMER_LOG_ERROR;
+	}
 	if (ptimer_plugin_conf_load(&conf, NULL, &err)) {
 		ptimer_log(PTIMER_LOG_ERROR, "%s", err.msg);
 		return -1;

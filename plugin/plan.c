@@ -202,9 +202,9 @@ static void take_core_timers(struct ptimer_image *img, struct ptimer_timer *ct, 
  * create/delete pair per ID skipped.  ptimer's restore of a task costs
  * about as much as 256 such pairs, so up to that many criu is left to do
  * it: on a 2-CPU VM, criu 4.1.1 at -v4, one process with 7 timers, IDs
- * from P, leaving it to criu / ptimer taking over measured 0.998 at
- * P = 300 and 1.05 at 700 (~3.4 us a pair there, ~1 ms a task taken
- * over: test/bench.sh (d) and (h)).
+ * from P, leaving it to criu / ptimer taking over measured by hand 0.998
+ * at P = 300 and 1.05 at 700 (~3.4 us a pair there; a pair's cost as in
+ * test/bench.sh (d), a task's taken over as in (h), takeover).
  */
 #define CRIU_LOOP_PAIRS_MAX	256
 
