@@ -24,8 +24,8 @@
  * RESUME_DEVICES_LATE, before anything is done in it), and two that change
  * a choice rather than fail: "links-by-guard" (the overlay's guard links
  * criu's images however few) and "guard-exec" (the guard is a fork of
- * criu, not the plugin run as a program); "guard-dies": the guard run as
- * a program exits as it starts, and criu waits for that before it says the
+ * criu, not its program run from a memfd); "guard-dies": the guard's
+ * program exits as it starts, and criu waits for that before it says the
  * overlay is made.  PTIMER_FAULT may list several,
  * comma-separated.
  */

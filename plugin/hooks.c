@@ -45,7 +45,7 @@
 #include <sys/stat.h>
 
 #include <criu/criu-plugin.h>
-/* weak: the plugin also runs as the overlay's guard, without criu (overlay.c) */
+/* weak: the plugin is also loaded without criu (test/unit/test_plugin_hooks.c) */
 #pragma weak criu_get_image_dir
 
 #include "core/log.h"
@@ -54,8 +54,8 @@
 #include "plugin/plugin.h"
 
 /* Exported by the criu binary (criu/log.c, criu/image.c); weak, as
- * criu_get_image_dir (plugin/plugin.h), for the plugin run as the
- * overlay's guard, where there is no criu (overlay.c). */
+ * criu_get_image_dir, for the plugin loaded without criu (the unit tests)
+ * and for criu versions without one of them. */
 extern void print_on_level(unsigned int loglevel, const char *format, ...)
 	__attribute__((format(printf, 2, 3), weak));
 extern bool check_and_remove_inventory_plugin(const char *name, size_t n) __attribute__((weak));

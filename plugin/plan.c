@@ -29,7 +29,7 @@
 #include <sys/prctl.h>
 
 #include <criu/criu-plugin.h>
-/* weak: the plugin also runs as the overlay's guard, without criu (overlay.c) */
+/* weak: the plugin is also loaded without criu (test/unit/test_plugin_hooks.c) */
 #pragma weak criu_get_image_dir
 
 #include "core/dump.h"

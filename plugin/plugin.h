@@ -33,6 +33,7 @@
 #include "images/image.h"
 #include "lib/err.h"
 #include "plugin/conf.h"
+#include "plugin/guard/guard.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -162,7 +163,7 @@ bool slice_to_restore(const struct ptimer_image *img);
 
 /* --- overlay.c ----------------------------------------------------------- */
 
-#define OVERLAY_PREFIX ".ptimer-restore-"
+/* OVERLAY_PREFIX: plugin/guard/guard.h */
 /* At most this many entries in the image directory: criu links them into
  * the overlay itself (overlay_make), more: the guard does. */
 #define OVERLAY_LINKS_HERE 256

@@ -1,19 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The in-target blob (build/restorer/blob.bin, from restorer/algo.c and
- * restorer/arch/ARCH/) embedded in the host program as bytes:
- * ptimer_blob_start .. ptimer_blob_end.  Its length is a multiple of 4096;
- * struct ptimer_blob_args goes right after it.
- * BLOB_BIN is the path of blob.bin, passed by the Makefile.
+ * A file built by the Makefile embedded in the host program as bytes,
+ * EMBED_START .. EMBED_END (EMBED_BIN its path; all three passed by the
+ * Makefile): the in-target blob (build/restorer/blob.bin, from
+ * restorer/algo.c and restorer/arch/ARCH/: ptimer_blob_start, its length a
+ * multiple of 4096, struct ptimer_blob_args right after it) and the
+ * overlay's guard program (build/plugin/guard/guard.elf:
+ * ptimer_guard_elf_start).
  */
 	.section .rodata
-	.globl	ptimer_blob_start
-	.type	ptimer_blob_start, @object
-ptimer_blob_start:
-	.incbin	BLOB_BIN
-	.globl	ptimer_blob_end
-	.type	ptimer_blob_end, @object
-ptimer_blob_end:
-	.size	ptimer_blob_start, ptimer_blob_end - ptimer_blob_start
+	.balign	16
+	.globl	EMBED_START
+	.type	EMBED_START, @object
+EMBED_START:
+	.incbin	EMBED_BIN
+	.globl	EMBED_END
+	.type	EMBED_END, @object
+EMBED_END:
+	.size	EMBED_START, EMBED_END - EMBED_START
 
 	.section .note.GNU-stack, "", @progbits

@@ -116,7 +116,7 @@ prepare() {
 	fi
 	[ "$what" = check ] && pass "install: $INST/usr/bin/ptimer and $LIBDIR/ptimer_plugin.so"
 	# run by hand (as built: installed it is 0644), the plugin says what
-	# it is (its PT_INTERP: the loader relocates it first) and exits 2
+	# it is (plugin/by_hand.c) and exits 2
 	if [ "$what" = check ] && [ -z "$PREBUILT" ]; then
 		"$SRC/build/ptimer_plugin.so" >"$W/by-hand.out" 2>&1
 		local rc=$?
