@@ -13,7 +13,8 @@
 #   (e) real criu (test/criu/suite.sh bench, cached Debian roots): `criu
 #       restore` wall time of the sparse sets (2048 timers 512 apart, 100
 #       timers 100,000 apart) with criu 4.1.1 alone, 4.1.1 + the plugin,
-#       4.2.1 alone, 4.2.1 + the plugin (medians of 3; a run over 20 s is
+#       4.2.1 alone, 4.2.1 + the plugin (medians of 3 runs, up to 11 while
+#       their sum stays under 3 s; a run over 20 s is
 #       not repeated); goal (4.1.1 + plugin) / (4.2.1 alone) <= 1.0: with
 #       the plugin Debian 13's criu restores them as fast as 4.2.1 alone.
 #       PTIMER_SKIP_CRIU=1 leaves it out, and (f) and (h) too.
@@ -219,7 +220,7 @@ ver() { awk -v s="$1" '$1 == "bench:" && $2 == s && $3 ~ /^[0-9]/ { print $3; ex
 sec() { [ "$1" = - ] && echo "-" || awk -v s="$1" 'BEGIN { printf "%.3f s", s }'; }
 V1=$(ver trixie); V1=${V1:-4.1.1}
 V2=$(ver sid); V2=${V2:-4.2.1}
-echo "(e) criu restore wall time, whole \`criu restore -d\`, median of 3 (load average $(cut -d' ' -f1-3 /proc/loadavg)):"
+echo "(e) criu restore wall time, whole \`criu restore -d\`, median of 3 to 11 runs (more while they are quick; load average $(cut -d' ' -f1-3 /proc/loadavg)):"
 printf '    | %-22s | %-18s | %-14s | %-16s | %-14s | %s\n' "timers" "criu $V1 alone" "$V1 + plugin" "criu $V2 alone" "$V2 + plugin" "($V1 + plugin) / ($V2 alone)"
 printf '    |%s|\n' "------------------------|--------------------|----------------|------------------|----------------|----------------------------"
 for set in stride sparse100k; do
