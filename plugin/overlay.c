@@ -19,7 +19,6 @@
  * restore failed before.  If criu dies before that, the guard removes it;
  * what a guard could not remove, the next restore does.
  */
-#include <dirent.h>
 #include <sched.h>
 #include <errno.h>
 #include <fcntl.h>

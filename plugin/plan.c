@@ -16,7 +16,6 @@
  * without them from the overlay (overlay.c): criu's images are never
  * changed.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -491,57 +490,81 @@ static int plan_task(struct planned *p, const struct restore_env *env, struct pt
  * (clean_leftover).  *auto_seen, *n_native: images of those modes.
  * Returns 0 or -errno (err set).
  */
+struct list_ctx {
+	const char *dir;
+	int *auto_seen, *n_native;
+	size_t cap, n_entries;
+	struct ptimer_err *err;
+	int ret;		/* a failure of list_one: -errno, err set */
+};
+
+static int list_entry(int fd, const char *name, struct list_ctx *l);
+
+/* One entry of the image directory (list_images, by dir_each): 0, or 1
+ * to stop with l->ret set. */
+static int list_one(int fd, const char *name, unsigned type, void *arg)
+{
+	struct list_ctx *l = arg;
+
+	(void)type;
+	l->n_entries++;
+	l->ret = list_entry(fd, name, l);
+	return l->ret ? 1 : 0;
+}
+
+static int list_entry(int fd, const char *name, struct list_ctx *l)
+{
+	char path[4400];
+	struct planned *p;
+	int vpid, end = 0, ret = 0;
+
+	if (name[0] == '.' || !strncmp(name, "core-", 5))
+		ret = clean_leftover(l->dir, fd, name, l->err);
+	if (ret || strncmp(name, "ptimers-", 8) || sscanf(name, "ptimers-%d.img%n", &vpid, &end) != 1 || name[end])
+		return ret;
+	if (n_plan == l->cap) {
+		struct planned *v = realloc(plan, (l->cap = l->cap ? 2 * l->cap : 16) * sizeof(*v));
+
+		if (!v)
+			return ptimer_errf(l->err, ENOMEM, "out of memory");
+		plan = v;
+	}
+	p = memset(&plan[n_plan], 0, sizeof(*plan));
+	p->vpid = vpid;
+	snprintf(path, sizeof(path), "%s/%s", l->dir, name);
+	/* the head first: it may be all the restore needs */
+	ret = ptimer_image_file(path, &p->raw, &p->raw_len, l->err);
+	if (!ret)
+		ret = ptimer_image_parse(path, p->raw, p->raw_len, &p->img, &p->n_timers, l->err);
+	if (ret || p->raw_len > PLAN_RAW_KEEP)
+		drop_raw(p);
+	if (ret)
+		return ret;
+	*l->auto_seen |= p->img.criu_mode == PTIMER_CRIU_AUTO;
+	*l->n_native += p->img.criu_mode == PTIMER_CRIU_NATIVE;
+	n_plan++;
+	return 0;
+}
+
+/*
+ * The ptimers images in criu's image directory (through criu's own fd: the
+ * directory criu reads), each one's head into the plan, sorted by vpid;
+ * what restores that did not finish left there cleaned on the way
+ * (clean_leftover).  *auto_seen, *n_native: images of those modes.
+ * Returns 0 or -errno (err set).
+ */
 static int list_images(const char *dir, int *auto_seen, int *n_native, struct ptimer_err *err)
 {
-	int fd = openat(criu_get_image_dir(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	char path[4400];
-	size_t cap = 0, n_entries = 0;
-	struct dirent *de;
-	int ret = 0;
+	struct list_ctx l = { dir, auto_seen, n_native, 0, 0, err, 0 };
+	int ret = dir_each(criu_get_image_dir(), ".", list_one, &l);
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return 0;	/* criu fails such a restore itself */
-	}
-	while (!ret && (de = readdir(d))) {
-		struct planned *p;
-		int vpid, end = 0;
-
-		n_entries++;
-
-		if (de->d_name[0] == '.' || !strncmp(de->d_name, "core-", 5))
-			ret = clean_leftover(dir, fd, de->d_name, err);
-		if (ret || strncmp(de->d_name, "ptimers-", 8) ||
-		    sscanf(de->d_name, "ptimers-%d.img%n", &vpid, &end) != 1 || de->d_name[end])
-			continue;
-		if (n_plan == cap) {
-			struct planned *v = realloc(plan, (cap = cap ? 2 * cap : 16) * sizeof(*v));
-
-			if (!v) {
-				ret = ptimer_errf(err, ENOMEM, "out of memory");
-				break;
-			}
-			plan = v;
-		}
-		p = memset(&plan[n_plan], 0, sizeof(*plan));
-		p->vpid = vpid;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		/* the head first: it may be all the restore needs */
-		ret = ptimer_image_file(path, &p->raw, &p->raw_len, err);
-		if (!ret)
-			ret = ptimer_image_parse(path, p->raw, p->raw_len, &p->img, &p->n_timers, err);
-		if (ret || p->raw_len > PLAN_RAW_KEEP)
-			drop_raw(p);
-		if (ret)
-			break;
-		*auto_seen |= p->img.criu_mode == PTIMER_CRIU_AUTO;
-		*n_native += p->img.criu_mode == PTIMER_CRIU_NATIVE;
-		n_plan++;
-	}
-	closedir(d);
-	overlay_expect(n_entries);
+	if (l.ret)
+		ret = l.ret;
+	else if (ret < 0 && !l.n_entries)
+		return 0;	/* not opened: criu fails such a restore itself */
+	else if (ret < 0)
+		ret = ptimer_errf(err, -ret, "cannot list the image directory %s: %s", dir, strerror(-ret));
+	overlay_expect(l.n_entries);
 	if (n_plan)
 		qsort(plan, n_plan, sizeof(*plan), cmp_vpid);
 	return ret;

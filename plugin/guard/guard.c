@@ -39,49 +39,66 @@ static int set_out(struct guard_links *out, int ret, int what, const char *name)
 	return ret;
 }
 
-int ov_link_all(int dfd, int ovfd, bool inject, struct guard_links *out)
+int dir_each(int dirfd, const char *name, int (*fn)(int fd, const char *name, unsigned type, void *arg), void *arg)
 {
-	/* a description of its own: its offset is not criu's */
-	long d = g_openat(dfd, ".", G_O_RDONLY | G_O_DIRECTORY | G_O_CLOEXEC);
+	/* a description of its own: its offset is not the caller's */
+	long fd = g_openat(dirfd, name, G_O_RDONLY | G_O_DIRECTORY | G_O_NOFOLLOW | G_O_CLOEXEC), n;
 	char buf[4096] __attribute__((aligned(8)));
-	long n;
+	int ret = 0;
 
-	set_out(out, 0, GL_OK, NULL);
-	if (d < 0)
-		return set_out(out, (int)d, GL_LIST, NULL);
-	while ((n = g_getdents64((int)d, buf, sizeof(buf))) > 0) {
-		for (long at = 0; at < n;) {
+	if (fd < 0)
+		return (int)fd;
+	while (!ret && (n = g_getdents64((int)fd, buf, sizeof(buf))) > 0)
+		for (long at = 0; !ret && at < n;) {
 			struct g_dirent64 *de = (struct g_dirent64 *)(buf + at);
-			const char *name = de->d_name;
-			char target[300];
-			uint32_t mode = 0;
-			long r;
 
 			at += de->d_reclen;
-			if (dot_or_dotdot(name) || g_prefix(name, OVERLAY_PREFIX))
-				continue;
-			if (inject) {
-				g_close((int)d);
-				return set_out(out, -G_EIO, GL_INJECTED, name);
-			}
-			/* d_type where the file system gives it: one call a file */
-			if (de->d_type == G_DT_REG ||
-			    (de->d_type == G_DT_UNKNOWN && !g_fstatat_mode(dfd, name, &mode) &&
-			     (mode & G_S_IFMT) == G_S_IFREG)) {
-				r = g_linkat(dfd, name, ovfd, name);
-				if (!r || r == -G_EEXIST)
-					continue;
-			}
-			g_cat(target, sizeof(target), "../", name);
-			r = g_symlinkat(target, ovfd, name);
-			if (r && r != -G_EEXIST) {
-				g_close((int)d);
-				return set_out(out, (int)r, GL_LINK, name);
-			}
+			if (!dot_or_dotdot(de->d_name))
+				ret = fn((int)fd, de->d_name, de->d_type, arg);
 		}
+	g_close((int)fd);
+	return ret ? ret : n < 0 ? (int)n : 0;
+}
+
+struct link_arg {
+	int dfd, ovfd;
+	bool inject;
+	struct guard_links *out;
+};
+
+static int link_one(int fd, const char *name, unsigned type, void *arg)
+{
+	struct link_arg *a = arg;
+	char target[300];
+	uint32_t mode = 0;
+	long r;
+
+	(void)fd;
+	if (g_prefix(name, OVERLAY_PREFIX))
+		return 0;
+	if (a->inject)
+		return set_out(a->out, -G_EIO, GL_INJECTED, name);
+	/* d_type where the file system gives it: one call a file */
+	if (type == G_DT_REG ||
+	    (type == G_DT_UNKNOWN && !g_fstatat_mode(a->dfd, name, &mode) && (mode & G_S_IFMT) == G_S_IFREG)) {
+		r = g_linkat(a->dfd, name, a->ovfd, name);
+		if (!r || r == -G_EEXIST)
+			return 0;
 	}
-	g_close((int)d);
-	return n < 0 ? set_out(out, (int)n, GL_LIST, NULL) : 0;
+	g_cat(target, sizeof(target), "../", name);
+	r = g_symlinkat(target, a->ovfd, name);
+	return r && r != -G_EEXIST ? set_out(a->out, (int)r, GL_LINK, name) : 0;
+}
+
+int ov_link_all(int dfd, int ovfd, bool inject, struct guard_links *out)
+{
+	struct link_arg a = { dfd, ovfd, inject, out };
+	int ret;
+
+	set_out(out, 0, GL_OK, NULL);
+	ret = dir_each(dfd, ".", link_one, &a);
+	/* fn's failures are said in out already; the listing's not */
+	return ret && !out->ret ? set_out(out, ret, GL_LIST, NULL) : ret;
 }
 
 void close_all_but(const int *keep, int n)
@@ -107,28 +124,22 @@ void close_all_but(const int *keep, int n)
 	}
 }
 
+static int unlink_one(int fd, const char *name, unsigned type, void *arg)
+{
+	(void)type;
+	if (!g_unlinkat(fd, name, 0))
+		*(bool *)arg = true;
+	return 0;
+}
+
 void ov_remove(int dirfd, const char *name)
 {
-	char buf[4096] __attribute__((aligned(8)));
-
 	/* again from the start while a pass removed something: a listing
 	 * read while its directory changes may skip an entry */
 	for (int pass = 0; pass < 64; pass++) {
-		long fd = g_openat(dirfd, name, G_O_RDONLY | G_O_DIRECTORY | G_O_NOFOLLOW | G_O_CLOEXEC), n;
 		bool removed = false;
 
-		if (fd < 0)
-			break;
-		while ((n = g_getdents64((int)fd, buf, sizeof(buf))) > 0)
-			for (long at = 0; at < n;) {
-				struct g_dirent64 *de = (struct g_dirent64 *)(buf + at);
-
-				at += de->d_reclen;
-				if (!dot_or_dotdot(de->d_name) && !g_unlinkat((int)fd, de->d_name, 0))
-					removed = true;
-			}
-		g_close((int)fd);
-		if (!removed)
+		if (dir_each(dirfd, name, unlink_one, &removed) || !removed)
 			break;
 	}
 	g_unlinkat(dirfd, name, G_AT_REMOVEDIR);

@@ -33,6 +33,17 @@ enum { GL_OK, GL_OPEN, GL_LIST, GL_LINK, GL_INJECTED };
 #define GUARD_DIES		2u	/* "guard-dies": exit 3 at once */
 
 /*
+ * Each entry of the directory dirfd/name ("." : dirfd itself) but "." and
+ * "..", from the start, through a description of its own and a listing
+ * buffer on the stack (no malloc: a fresh heap page costs a fault):
+ * fn(fd, entry, d_type, arg) until it returns nonzero.  fd is the listed
+ * directory's.  Returns fn's nonzero value, 0 at the end, or -errno (the
+ * directory cannot be opened or listed).
+ */
+int dir_each(int dirfd, const char *name, int (*fn)(int fd, const char *name, unsigned type, void *arg),
+	     void *arg);
+
+/*
  * Link every entry of the image directory dfd but overlays (names that
  * start with OVERLAY_PREFIX) into the overlay ovfd: a
  * regular file as a hard link, anything else (the parent link of an
