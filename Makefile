@@ -148,6 +148,9 @@ $(B)/restorer/blob_embed.o: restorer/blob_embed.S $(B)/restorer/blob.bin
 # --- the overlay's guard as a program (plugin/guard/main.c) -----------------
 # Static, no libc, no dynamic loader, built as the blob is (freestanding,
 # raw syscalls); embedded in the plugin, which executes it from a memfd.
+# Its segments aligned for pages up to 64 KB (arm64 kernels with 16 KB or
+# 64 KB pages map a segment only at a file offset that agrees with its
+# address modulo the page size).
 GUARD_PROG_SRCS := plugin/guard/main.c plugin/guard/guard.c $(ARCH_SRC)/mem.c
 GUARD_PROG_OBJS := $(GUARD_PROG_SRCS:%.c=$(B)/guardprog/%.bo)
 $(B)/guardprog/%.bo: %.c Makefile
@@ -156,7 +159,7 @@ $(B)/guardprog/%.bo: %.c Makefile
 $(B)/plugin/guard/guard.elf: $(GUARD_PROG_OBJS)
 	@mkdir -p $(dir $@)
 	$(BLOB_CC) $(BLOB_CFLAGS) -nostdlib -static -no-pie -Wl,-e,_start -Wl,--build-id=none \
-		-Wl,-z,noseparate-code -Wl,-z,max-page-size=4096 -Wl,-z,noexecstack -s -o $@ $^
+		-Wl,-z,noseparate-code -Wl,-z,max-page-size=65536 -Wl,-z,norelro -Wl,-z,noexecstack -s -o $@ $^
 $(B)/plugin/guard/embed.o: restorer/blob_embed.S $(B)/plugin/guard/guard.elf
 	$(CC) -c -DEMBED_BIN='"$(B)/plugin/guard/guard.elf"' -DEMBED_START=ptimer_guard_elf_start \
 		-DEMBED_END=ptimer_guard_elf_end -o $@ $<

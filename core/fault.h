@@ -26,8 +26,9 @@
  * criu's images however few) and "guard-exec" (the guard is a fork of
  * criu, not its program run from a memfd); "guard-dies": the guard's
  * program exits as it starts, and criu waits for that before it says the
- * overlay is made.  PTIMER_FAULT may list several,
- * comma-separated.
+ * overlay is made; "guard-noexec": the guard's program is empty, so its
+ * execveat fails after criu went on (a fork of criu replaces it).
+ * PTIMER_FAULT may list several, comma-separated.
  */
 #ifdef PTIMER_FAULT_INJECT
 bool ptimer_fault(const char *point);

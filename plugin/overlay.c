@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
@@ -60,7 +61,7 @@ static int img_fd_saved = -1;	/* criu's image directory while the overlay takes 
  * overlay's directory, with its name, so that no instant has an overlay
  * without a guard: killed before it made the directory, criu leaves
  * nothing; after, the guard sees it die and removes what it made (an
- * overlay whose .lock is free or not made yet: overlay_orphan).  criu
+ * overlay whose .lock is free or not made yet: guard.c ov_orphan).  criu
  * does not wait for it to start.  It is a small static program embedded
  * in the plugin (plugin/guard/), executed from a memfd (guard_start; a
  * fork of criu where that cannot be run: the same code, plugin/guard/
@@ -81,6 +82,7 @@ static int links_fd = -1;	/* where the guard's struct guard_links comes,
 static bool links_done;		/* struct guard_links read */
 static bool released;		/* the guard removes the overlay (overlay_release) */
 static int rel_fd = -1;		/* criu's image directory, after overlay_release */
+static bool exec_check;		/* the guard's program: its outcome not seen yet */
 static char ov_dir[4096];	/* the image directory's path, for messages */
 
 /* read(2) until len bytes or EOF; bytes read or -1 */
@@ -123,26 +125,6 @@ static int links_msg(const struct guard_links *gl, struct ptimer_err *err)
 	}
 }
 
-/*
- * Wait for the guard's links (guard_loop).  Returns 0, or -errno with err
- * set (err NULL: only waited for, as before removing the overlay).
- */
-static int links_wait(struct ptimer_err *err)
-{
-	struct guard_links in;
-	ssize_t n;
-
-	if (links_fd < 0)
-		return 0;
-	if (links_done)
-		return 0;
-	n = read_full(links_fd, &in, sizeof(in));
-	links_done = true;
-	if (n != (ssize_t)sizeof(in))
-		return ptimer_errf(err, EIO, "the process that links criu's images into %s ended before it was done",
-				   ov_name);
-	return links_msg(&in, err);
-}
 
 /* A fresh overlay name into name[len]: OVERLAY_PREFIX and six random
  * letters (unique across pid namespaces and hosts sharing the directory). */
@@ -247,6 +229,11 @@ static struct {
 	int fds[GUARD_FDS];		/* to 3.. in the guard, in that order */
 	int prog;			/* the memfd holding the program */
 	pid_t guard;			/* the guard's pid, from the child; 0: none */
+	/* 1 while the child that executes the program may use criu's
+	 * memory: the kernel zeroes it at that child's execve or exit
+	 * (CLONE_CHILD_CLEARTID; mm_release, kernel/fork.c) and wakes a
+	 * futex waiter; failed: set by the child before it exits */
+	volatile int alive, failed;
 } gx;
 static char gx_stack[16384] __attribute__((aligned(16)));
 
@@ -254,7 +241,8 @@ static char gx_stack[16384] __attribute__((aligned(16)));
  * -errno (the guard is a fork of criu then). */
 static __attribute__((noinline)) int guard_prog(void)
 {
-	size_t len = (size_t)(ptimer_guard_elf_end - ptimer_guard_elf_start), at = 0;
+	/* "guard-noexec": an empty program, which execveat refuses (ENOEXEC) */
+	size_t len = ptimer_fault("guard-noexec") ? 0 : (size_t)(ptimer_guard_elf_end - ptimer_guard_elf_start), at = 0;
 	int fd = memfd_create("ptimer-guard", MFD_CLOEXEC | MFD_EXEC), e;
 
 	if (fd < 0 && errno == EINVAL)	/* before Linux 6.3 */
@@ -282,10 +270,10 @@ static __attribute__((noinline)) int guard_prog(void)
  * closes), the program run.  It shares criu's memory and thread pointer
  * while criu goes on (criu waits for no execve: 130-450 us here), so it
  * makes raw system calls only (no errno, no libc state) and reads only gx,
- * which criu leaves alone until the next guard_start, and that comes only
- * once this child is gone or has its program (guard_say failed).  A
- * program that cannot run is seen by criu as a guard gone (overlay_make,
- * links_wait, overlay_release).
+ * which criu leaves alone until gx.alive says the child is done with
+ * criu's memory (guard_child_wait: before the next guard_start and before
+ * criu may unload the plugin).  A program that could not run (gx.failed)
+ * is replaced by a fork of criu at links_wait.
  */
 static int guard_exec_child(void *arg)
 {
@@ -297,12 +285,34 @@ static int guard_exec_child(void *arg)
 	keep[GUARD_FDS] = (int)g_fcntl(gx.prog, G_F_DUPFD_CLOEXEC, 4 + GUARD_FDS);
 	for (int i = 0; i < GUARD_FDS; i++) {
 		keep[i] = tmp[i] >= 0 && g_dup3(tmp[i], 3 + i) == 3 + i ? 3 + i : -1;
-		if ((gx.fds[i] >= 0 && keep[i] < 0) || keep[GUARD_FDS] < 0)
+		if ((gx.fds[i] >= 0 && keep[i] < 0) || keep[GUARD_FDS] < 0) {
+			gx.failed = 1;
 			g_exit(127);
+		}
 	}
 	close_all_but(keep, GUARD_FDS + 1);
 	g_execveat(keep[GUARD_FDS], "", gx.argv, gx.envp, G_AT_EMPTY_PATH);
+	gx.failed = 1;
 	g_exit(127);
+}
+
+/* Until the child that executes the guard's program is done with criu's
+ * memory (gx.alive), at most 2 s.  Returns true when it is. */
+static bool guard_child_wait(void)
+{
+	uint64_t end = 0;
+
+	while (gx.alive) {
+		struct timespec ms = { 0, 1000000 };
+		uint64_t now = ptimer_now_ns();
+
+		if (!end)
+			end = now + 2000000000ull;
+		else if (now >= end)
+			return false;
+		syscall(SYS_futex, &gx.alive, FUTEX_WAIT, 1, &ms, NULL, 0);
+	}
+	return true;
 }
 
 /*
@@ -328,9 +338,12 @@ static int guard_start(int dirfd, bool may_exec)
 		goto no_guard;
 	}
 	pfd = (int)syscall(SYS_pidfd_open, criu, 0);	/* CLOEXEC; Linux 5.3 */
-	prog = may_exec && !ptimer_fault("guard-exec") ? guard_prog() : -1;
+	/* gx is the last child's until it is done with it */
+	prog = may_exec && !ptimer_fault("guard-exec") && guard_child_wait() ? guard_prog() : -1;
 	exec_ok = prog >= 0;
 	if (exec_ok) {
+		gx.alive = 1;
+		gx.failed = 0;
 		gx.prog = prog;
 		snprintf(gx.env, sizeof(gx.env), "PTIMER_GUARD=%d %u %s", (int)criu, flags, ov_name);
 		gx.argv[0] = "ptimer-guard";
@@ -360,11 +373,13 @@ static int guard_start(int dirfd, bool may_exec)
 
 		syscall(SYS_setsid);
 		if (exec_ok) {
-			g = clone(guard_exec_child, gx_stack + sizeof(gx_stack), CLONE_VM | SIGCHLD, NULL);
+			g = clone(guard_exec_child, gx_stack + sizeof(gx_stack),
+				  CLONE_VM | CLONE_CHILD_CLEARTID | SIGCHLD, NULL, NULL, NULL, &gx.alive);
 			if (g > 0) {
 				gx.guard = (pid_t)g;
 				_exit(0);
 			}
+			gx.alive = 0;
 			exec_ok = false;
 		}
 		/* x86_64 and aarch64 (restorer/abi.h): flags first */
@@ -413,6 +428,7 @@ static int guard_start(int dirfd, bool may_exec)
 	guard_fd = p[1];
 	links_fd = q[0];
 	links_done = released = false;
+	exec_check = exec_ok;
 	return 0;
 no_guard:
 	ptimer_log(PTIMER_LOG_WARN, "cannot start the process that removes ptimer's overlay if criu is killed: %s; "
@@ -448,6 +464,9 @@ static int guard_say(char c)
 /* The guard's pipes closed, nothing said (it is gone). */
 static void guard_lost(void)
 {
+	/* criu may unload the plugin next (init failed): the child running
+	 * on its gx_stack done first */
+	guard_child_wait();
 	if (links_fd >= 0) {
 		close(links_fd);
 		links_fd = -1;
@@ -456,6 +475,67 @@ static void guard_lost(void)
 		close(guard_fd);
 		guard_fd = -1;
 	}
+}
+
+/* The guard's program could not run (gx.failed, seen by links_wait): a
+ * fork of criu in its place, told the overlay is made ('M': the links are
+ * criu's); none: the restore goes on without a guard. */
+static void guard_replace(void)
+{
+	int img = criu_get_image_dir();
+
+	guard_lost();
+	if (img < 0 || guard_start(img, false) || guard_say('M'))
+		guard_lost();
+	links_done = true;
+}
+
+/* The links the guard did not make, made here (criu's own directory is
+ * still its image directory: before overlay_switch).  0 or -errno. */
+static int links_here(struct ptimer_err *err)
+{
+	int img = criu_get_image_dir();
+
+	if (ov_fd < 0 || img < 0)
+		return ptimer_errf(err, EIO, "the process that links criu's images into %s ended before it was done",
+				   ov_name);
+	return link_all(img, ov_fd, err);
+}
+
+
+/*
+ * Wait for the guard's links (guard_loop).  Returns 0, or -errno with err
+ * set (err NULL: only waited for, as before removing the overlay).
+ */
+static int links_wait(struct ptimer_err *err)
+{
+	struct guard_links in;
+	ssize_t n;
+
+	if (links_fd < 0)
+		return 0;
+	if (err && exec_check) {
+		/* the program's outcome, known by now (its execve takes
+		 * 0.1-0.5 ms, started before the overlay was made) */
+		exec_check = false;
+		if (guard_child_wait() && gx.failed) {
+			bool links = !links_done;
+
+			guard_replace();
+			return links ? links_here(err) : 0;
+		}
+	}
+	if (links_done)
+		return 0;
+	n = read_full(links_fd, &in, sizeof(in));
+	links_done = true;
+	if (n == (ssize_t)sizeof(in))
+		return links_msg(&in, err);
+	/* the guard ended before its word (killed; its program died as it
+	 * started): the links here, the restore goes on without a guard */
+	ptimer_log(PTIMER_LOG_DEBUG, "the guard of %s ended before it linked criu's images: linked here", ov_name);
+	guard_lost();
+	return err ? links_here(err) : -EIO;
 }
 
 /* The guard sent away (0: it exits and removes nothing). */
@@ -534,6 +614,8 @@ int clean_leftover(const char *dir, int dfd, const char *name, struct ptimer_err
  * the overlay's path.  Returns 0 or -errno (err set; nothing left).
  */
 static int ov_lock = -1;	/* the overlay's .lock, locked */
+static int ov_mkdir_err;	/* -errno: no overlay can be made in this restore */
+static char ov_mkdir_msg[sizeof(((struct ptimer_err *)0)->msg)];
 static size_t dir_entries;	/* in the image directory (overlay_expect) */
 
 void overlay_expect(size_t n_entries)
@@ -551,6 +633,11 @@ int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err
 	if (ov_fd >= 0) {
 		snprintf(path, len, "%s/%s", dir, ov_name);
 		return 0;
+	}
+	if (ov_mkdir_err) {
+		/* a directory where none can be made (read-only): said once,
+		 * not tried again for each task, each with a guard */
+		return ptimer_errf(err, -ov_mkdir_err, "%s", ov_mkdir_msg);
 	}
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0 || fstat(dfd, &st))
@@ -612,6 +699,8 @@ int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err
 		ret = overlay_mkdir(dfd, ov_name, sizeof(ov_name));
 	if (ret) {
 		ret = ptimer_errf(err, -ret, "cannot make a directory for criu to read in %s: %s", dir, strerror(-ret));
+		ov_mkdir_err = ret;
+		snprintf(ov_mkdir_msg, sizeof(ov_mkdir_msg), "%s", err->msg);
 		links_done = true;
 		guard_done();
 		ov_name[0] = 0;
@@ -734,6 +823,7 @@ void overlay_done(void)
 {
 	int img = criu_get_image_dir(), dfd = img_fd_saved >= 0 ? img_fd_saved : img;
 
+	ov_mkdir_err = 0;
 	if (released) {
 		char c;
 

@@ -175,9 +175,9 @@ static bool criu_gone(int criu)
  * most 2 s. */
 static void gone_wait(int criu, int pfd)
 {
-	const struct g_timespec tick = { 0, 10 * 1000 * 1000 };
-
 	for (int i = 0; i < 200; i++) {
+		/* fresh each time: ppoll(2) writes the time left back */
+		struct g_timespec tick = { 0, 10 * 1000 * 1000 };
 		struct g_pollfd pf = { .fd = pfd, .events = G_POLLIN };
 
 		if (pfd >= 0 ? g_ppoll(&pf, 1, &tick) > 0 : criu_gone(criu))
@@ -190,11 +190,12 @@ static void gone_wait(int criu, int pfd)
 void guard_loop(int criu, int pfd, int rd, int wr, int dirfd, const char *ov_name, unsigned flags)
 {
 	struct g_pollfd pf[2] = { { .fd = rd, .events = G_POLLIN }, { .fd = pfd, .events = G_POLLIN } };
-	const struct g_timespec tick = { 0, 20 * 1000 * 1000 };
 	bool made = false;
 	char c;
 
 	for (;;) {
+		/* fresh each time: ppoll(2) writes the time left back */
+		struct g_timespec tick = { 0, 20 * 1000 * 1000 };
 		long n = g_ppoll(pf, pfd >= 0 ? 2 : 1, pfd >= 0 ? NULL : &tick);
 
 		if (n == -G_EINTR)

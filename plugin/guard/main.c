@@ -2,7 +2,7 @@
 /*
  * The overlay's guard as a program of its own: a static executable with
  * no libc and no dynamic loader (built as build/plugin/guard/guard.elf,
- * embedded in ptimer_plugin.so by plugin/guard/embed.S), which the plugin
+ * embedded in ptimer_plugin.so by restorer/blob_embed.S), which the plugin
  * executes from a memfd (overlay.c: guard_start).  Its start is an
  * execve and nothing more: no library is mapped or relocated while criu
  * restores on the other CPU.  What it is given:

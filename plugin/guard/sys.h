@@ -142,12 +142,13 @@ static inline long g_fstatat_mode(int dfd, const char *p, uint32_t *mode)
 #endif
 	return r;
 }
-static inline long g_ppoll(struct g_pollfd *p, int n, const struct g_timespec *t)
+/* the kernel writes the time left back into *t (glibc's poll hides that) */
+static inline long g_ppoll(struct g_pollfd *p, int n, struct g_timespec *t)
 {
 	return ptimer_syscall5(GNR_ppoll, (long)p, n, (long)t, 0, 8);
 }
 static inline long g_kill(int pid, int sig) { return ptimer_syscall3(GNR_kill, pid, sig, 0); }
-static inline long g_nanosleep(const struct g_timespec *t) { return ptimer_syscall3(GNR_nanosleep, (long)t, 0, 0); }
+static inline long g_nanosleep(struct g_timespec *t) { return ptimer_syscall3(GNR_nanosleep, (long)t, 0, 0); }
 static inline long g_prctl(int op, unsigned long a) { return ptimer_syscall5(PTIMER_NR_prctl, op, (long)a, 0, 0, 0); }
 static inline long g_dup3(int o, int n) { return ptimer_syscall3(GNR_dup3, o, n, 0); }
 static inline long g_close_range(unsigned lo, unsigned hi) { return ptimer_syscall3(GNR_close_range, lo, hi, 0); }
