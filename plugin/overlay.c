@@ -406,6 +406,7 @@ static int guard_start(int dirfd, bool may_exec)
 	if (prog >= 0)
 		close(prog);	/* gx.prog: read by guard_exec_child */
 	if (child < 0) {
+		gx.alive = 0;	/* no child to say it */
 		close(p[1]);
 		close(q[0]);
 		errno = e;
