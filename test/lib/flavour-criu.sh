@@ -51,6 +51,20 @@ dump() {
 	env "${envs[@]}" timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$PID" -D "$img" -v4 -o dump.log "$@" \
 		>"$img/dump.out" 2>&1
 	rc=$?
+	# criu's own seize gave up: a thread did not stop for PTRACE_INTERRUPT
+	# within criu's 10 s (its wait4 interrupted by criu's timeout alarm:
+	# "err -1/4", compel/src/lib/infect.c), before the plugin's first task
+	# call; seen once with Go's profiler threads on a loaded machine.
+	# criu resumed the tree: one more dump, said
+	if [ "$rc" -ne 0 ] && grep -q 'Unseizable non-zombie .* err -1/4' "$img/dump.log" &&
+		! grep -q 'ptimer: time in ptimer (dump): .*, [1-9][0-9]* task call' "$img/dump.log"; then
+		echo "# $name: criu dump could not stop a thread in time ($(grep -m1 -o 'Unseizable non-zombie .*' "$img/dump.log")): criu dumped again"
+		rm -rf "$img"
+		mkdir -p "$img"
+		env "${envs[@]}" timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$PID" -D "$img" -v4 -o dump.log "$@" \
+			>"$img/dump.out" 2>&1
+		rc=$?
+	fi
 	DTIME=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
 	if [ "$rc" -ne 0 ]; then
 		DUMP_WHY="criu dump exit $rc: $(grep -E 'Error \(|pie: .*rror' "$img/dump.log" | grep -v RLIMIT_NOFILE | head -n 1 | cut -c1-200) ... $(logtail "$img/dump.log")"
