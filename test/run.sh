@@ -38,7 +38,10 @@ cd "$(dirname "$0")/.." || exit 1
 OUT=$(mktemp "${TMPDIR:-/tmp}/ptimer-run.XXXXXX")
 # the whole suites and stages that were skipped, for the closing list
 SKIPPED=$(mktemp "${TMPDIR:-/tmp}/ptimer-skipped.XXXXXX")
-trap 'rm -f "$OUT" "$SKIPPED"' EXIT
+# every FAIL with its reason, repeated at the end: a CI log is often read
+# from its tail only
+FAILED=$(mktemp "${TMPDIR:-/tmp}/ptimer-failed.XXXXXX")
+trap 'rm -f "$OUT" "$SKIPPED" "$FAILED"' EXIT
 trap 'exit 130' INT TERM HUP
 
 # Line-buffered stdout for programs that leave stdio's default buffering.
@@ -49,10 +52,11 @@ command -v stdbuf >/dev/null 2>&1 && LB=(stdbuf -oL -eL)
 # points numbered from TAPN + 1; their plans and case lines as diagnostics.
 TAPN=0
 tap_filter() {
-	awk -v n="$TAPN" '
+	awk -v n="$TAPN" -v ff="$FAILED" '
 	function split_why(l) { i = index(l, ": "); name = i ? substr(l, 1, i - 1) : l; why = i ? substr(l, i + 2) : "" }
 	/^PASS / { print "ok " ++n " " substr($0, 6); fflush(); next }
-	/^FAIL / { split_why(substr($0, 6)); print "not ok " ++n " " name; print "# " name ": " why; fflush(); next }
+	/^FAIL / { split_why(substr($0, 6)); print "not ok " ++n " " name; print "# " name ": " why; fflush()
+		printf "#   %s: %s\n", name, substr(why, 1, 600) >> ff; fflush(ff); next }
 	/^SKIP / { split_why(substr($0, 6)); print "ok " ++n " " name " # SKIP " why; fflush(); next }
 	/^XFAIL / { split_why(substr($0, 7)); print "ok " ++n " " name " # XFAIL " why; fflush(); next }
 	/^(not )?ok [0-9]+/ || /^[0-9]+\.\.[0-9]+$/ || /^TAP version/ { print "# " $0; fflush(); next }
@@ -313,6 +317,10 @@ if [ -s "$SKIPPED" ]; then
 	sed 's/^# skipped-suite /#   /' "$SKIPPED"
 else
 	echo "# suites and stages skipped in this run: none"
+fi
+if [ -s "$FAILED" ]; then
+	echo "# failed in this run:"
+	cat "$FAILED"
 fi
 echo "1..$TAPN"
 totals
