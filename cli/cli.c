@@ -597,7 +597,8 @@ static int cmd_restore(struct cli *c)
 	       st.mode == PTIMER_RESTORE_LINEAR ? "linear" : "exact-ID", (double)st.ns_total / 1e6,
 	       (double)st.ns_inject / 1e6);
 	if (st.mode == PTIMER_RESTORE_LINEAR)
-		printf("linear mode: %llu create/delete pairs\n", (unsigned long long)st.pairs);
+		printf("linear mode: %llu create/delete pairs in %.3f ms\n", (unsigned long long)st.pairs,
+		       (double)st.ns_loop / 1e6);
 	return 0;
 }
 

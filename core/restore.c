@@ -510,13 +510,22 @@ static int interrupted(const struct ptimer_task *t, const struct ptimer_timer *w
 			   a->n_created, next);
 }
 
+/*
+ * The blob's runs until done (linear: LINEAR_BUDGET pairs each).  Linear
+ * progress goes to o->progress every progress_every_ns between runs, and
+ * once more at the end whenever a line was shown or the loop lasted an
+ * interval: a loop of 3 s or more always says so, even when its runs are
+ * long (a slow guest) and the last one crosses the interval.  *ns_loop
+ * (when not NULL): the loop's time, ns, on the clock the rule above uses.
+ */
 static int run_restore(const struct ptimer_task *t, struct ptimer_blob *b, struct ptimer_timer *w,
 		       uint32_t n, struct ptimer_blob_args *a, uint64_t total, const struct ptimer_restore_opts *o,
-		       struct ptimer_err *err)
+		       uint64_t *ns_loop, struct ptimer_err *err)
 {
 	bool show = o && o->progress && a->mode == PTIMER_MODE_LINEAR;
 	uint64_t start = ptimer_now_ns(), last = start;
 	uint64_t every = show && o->progress_every_ns ? o->progress_every_ns : PROGRESS_EVERY_NS;
+	uint64_t took;
 	bool shown = false;
 	int ret;
 
@@ -545,7 +554,10 @@ static int run_restore(const struct ptimer_task *t, struct ptimer_blob *b, struc
 			shown = true;
 		}
 	}
-	if (shown)
+	took = ptimer_now_ns() - start;
+	if (ns_loop)
+		*ns_loop = took;
+	if (shown || (show && took >= every))
 		progress(t, a, total, start, o, true);
 	if (a->result)
 		return blob_failure(t, w, n, a, err);
@@ -564,6 +576,7 @@ struct restore_run {
 	struct ptimer_blob *b;
 	struct ptimer_blob_args a;
 	uint64_t pairs;			/* linear plan: create/delete pairs */
+	uint64_t ns_loop;		/* the runner's create loop, ns (run_restore) */
 	uint32_t n_main;		/* w[0..n_main) are made in the runner, the
 					   rest in the thread whose CPU clock each
 					   measures (exact mode: place_clock_timers) */
@@ -663,7 +676,7 @@ static int run_clock_groups(struct restore_run *r, uint32_t *made, struct ptimer
 			break;
 		ret = ptimer_blob_load(b, r->w + first, NULL, err);
 		if (!ret)
-			ret = run_restore(r->t, b, r->w + first, a.n_timers, &a, 0, r->o, err);
+			ret = run_restore(r->t, b, r->w + first, a.n_timers, &a, 0, r->o, NULL, err);
 		rc = ptimer_blob_close(b, ret ? NULL : err);
 		if (!ret)
 			ret = rc;
@@ -812,7 +825,7 @@ static int run_and_verify(struct restore_run *r, struct ptimer_err *err)
 	r->a.phase = 0;
 	ret = ptimer_blob_load(r->b, r->w, r->occ, err);
 	if (!ret)
-		ret = run_restore(r->t, r->b, r->w, r->n_main, &r->a, r->pairs, r->o, err);
+		ret = run_restore(r->t, r->b, r->w, r->n_main, &r->a, r->pairs, r->o, &r->ns_loop, err);
 	if (!ret && r->n_main < r->n) {
 		made = r->n_main;
 		ret = ptimer_blob_close(r->b, err);
@@ -936,6 +949,7 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 			st->mode = r.a.mode == PTIMER_MODE_LINEAR ? PTIMER_RESTORE_LINEAR : PTIMER_RESTORE_EXACT;
 			st->pairs = r.a.pairs_done;
 			st->ns_inject = ptimer_now_ns() - t1;
+			st->ns_loop = r.ns_loop;
 		}
 	}
 	ret_close = ptimer_blob_close(r.b, ret ? NULL : err);

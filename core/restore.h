@@ -37,7 +37,9 @@ struct ptimer_restore_opts {
 	int n_tid_map;
 	const struct ptimer_tid_map *tid_map;
 	/* linear mode: called about every progress_every_ns (0: 3 s) while
-	   the loop runs, and once more when it ends; NULL: no reports */
+	   the loop runs (between its runs of 65,536 pairs), and once more
+	   when it ends if it was called before or the loop lasted
+	   progress_every_ns; NULL: no reports */
 	void (*progress)(const struct ptimer_progress *p, void *ctx);
 	void *progress_ctx;
 	uint64_t progress_every_ns;
@@ -68,6 +70,9 @@ struct ptimer_restore_stats {
 	uint64_t pairs;			/* linear create/delete pairs */
 	uint64_t ns_total;		/* restore wall time, ns */
 	uint64_t ns_inject;		/* of which in the target, ns */
+	uint64_t ns_loop;		/* of which the create loop, ns: a linear loop
+					   of progress_every_ns (3 s unset) or more has shown
+					   progress (core/restore.c run_restore) */
 };
 
 /*

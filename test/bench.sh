@@ -310,7 +310,7 @@ what_tree() {
 	esac
 }
 echo "(h) one process and process trees, whole \`criu dump\` and \`criu restore -d\` (-v3) wall time in ms,"
-echo "    criu alone and with the plugin in turn, medians of 5 rounds (25 for one process); ratio = the median"
+echo "    criu alone and with the plugin in turn, medians of 9 rounds (25 for one process); ratio = the median"
 echo "    over the rounds of with / alone in the same round;"
 echo "    goal <= 1.05 where the plugin has nothing to take over ($V2, auto), <= 1.10 where it restores"
 echo "    timers ($V1, takeover).  ptimer's own time, from its line in criu's log: init + task calls + exit"

@@ -293,10 +293,11 @@ if [ "$what" = bench ]; then
 		[[ " $SETS " == *" tree-$tc "* ]] || continue
 		nproc=${tc%x*} ntim=${tc#*x}
 		# a tree's ratio sits within a few per cent of 1 where the plugin
-		# has little to do: 5 pairs; one small process restores in a few
-		# ms: 25
-		runs=${PTIMER_BENCH_TREE_RUNS:-5}
-		[ "$tc" = 1x7 ] && runs=${PTIMER_BENCH_RUNS_SMALL:-$((runs * 5))}
+		# has little to do, and a 300-process dump moves by 10-30% from
+		# one round to the next here: 9 pairs; one small process
+		# restores in a few ms: 25
+		runs=${PTIMER_BENCH_TREE_RUNS:-9}
+		[ "$tc" = 1x7 ] && runs=${PTIMER_BENCH_RUNS_SMALL:-25}
 		declare -A dt=() rt=() dp=() rp=()
 		bad=
 		for ((r = 0; r < runs && !bad; r++)); do
