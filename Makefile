@@ -145,25 +145,6 @@ $(B)/restorer/blob_embed.o: restorer/blob_embed.S $(B)/restorer/blob.bin
 	$(CC) -c -DEMBED_BIN='"$(B)/restorer/blob.bin"' -DEMBED_START=ptimer_blob_start -DEMBED_END=ptimer_blob_end \
 		-o $@ $<
 
-# --- the overlay's guard as a program (plugin/guard/main.c) -----------------
-# Static, no libc, no dynamic loader, built as the blob is (freestanding,
-# raw syscalls); embedded in the plugin, which executes it from a memfd.
-# Its segments aligned for pages up to 64 KB (arm64 kernels with 16 KB or
-# 64 KB pages map a segment only at a file offset that agrees with its
-# address modulo the page size).
-GUARD_PROG_SRCS := plugin/guard/main.c plugin/guard/guard.c $(ARCH_SRC)/mem.c
-GUARD_PROG_OBJS := $(GUARD_PROG_SRCS:%.c=$(B)/guardprog/%.bo)
-$(B)/guardprog/%.bo: %.c Makefile
-	@mkdir -p $(dir $@)
-	$(BLOB_CC) $(BLOB_CFLAGS) $(DEPFLAGS) -MF $(@:.bo=.d) -c -o $@ $<
-$(B)/plugin/guard/guard.elf: $(GUARD_PROG_OBJS)
-	@mkdir -p $(dir $@)
-	$(BLOB_CC) $(BLOB_CFLAGS) -nostdlib -static -no-pie -Wl,-e,_start -Wl,--build-id=none \
-		-Wl,-z,noseparate-code -Wl,-z,max-page-size=65536 -Wl,-z,norelro -Wl,-z,noexecstack -s -o $@ $^
-$(B)/plugin/guard/embed.o: restorer/blob_embed.S $(B)/plugin/guard/guard.elf
-	$(CC) -c -DEMBED_BIN='"$(B)/plugin/guard/guard.elf"' -DEMBED_START=ptimer_guard_elf_start \
-		-DEMBED_END=ptimer_guard_elf_end -o $@ $<
-
 # --- the tool ---------------------------------------------------------------
 # VERSION holds the release, printed by `ptimer --version`.
 VERSION := $(shell cat VERSION)
@@ -200,8 +181,7 @@ $(PLUGIN_CRIU_SRCS:%.c=$(B)/%.o): $(B)/%.o: %.c Makefile | $(PROTO_H)
 # every restore, where each library more is a cost (json-c is the tool's).
 $(B)/libptimer.a: $(LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
-$(B)/ptimer_plugin.so: $(PLUGIN_SRCS:%.c=$(B)/%.o) $(B)/plugin/guard/guard.o $(B)/plugin/guard/embed.o \
-		$(B)/libptimer.a plugin/exports.map
+$(B)/ptimer_plugin.so: $(PLUGIN_SRCS:%.c=$(B)/%.o) $(B)/libptimer.a plugin/exports.map
 	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -Wl,-e,ptimer_by_hand_entry -Wl,--version-script=plugin/exports.map -o $@ $(filter-out %.map,$^) -Wl,--as-needed -lprotobuf-c -ljson-c -lnl-3
 
 PREFIX  ?= /usr/local

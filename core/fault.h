@@ -21,13 +21,7 @@
  * init(RESTORE), core images stripped), "overlay-links" (each link of
  * criu's images into the overlay), "core-write" (a core image without
  * timers written into the overlay), "resume-late" (a task's
- * RESUME_DEVICES_LATE, before anything is done in it), and two that change
- * a choice rather than fail: "links-by-guard" (the overlay's guard links
- * criu's images however few) and "guard-exec" (the guard is a fork of
- * criu, not its program run from a memfd); "guard-dies": the guard's
- * program exits as it starts, and criu waits for that before it says the
- * overlay is made; "guard-noexec": the guard's program is empty, so its
- * execveat fails after criu went on (a fork of criu replaces it).
+ * RESUME_DEVICES_LATE, before anything is done in it).
  * PTIMER_FAULT may list several, comma-separated.
  */
 #ifdef PTIMER_FAULT_INJECT

@@ -564,7 +564,6 @@ static int list_images(const char *dir, int *auto_seen, int *n_native, struct pt
 		return 0;	/* not opened: criu fails such a restore itself */
 	else if (ret < 0)
 		ret = ptimer_errf(err, -ret, "cannot list the image directory %s: %s", dir, strerror(-ret));
-	overlay_expect(l.n_entries);
 	if (n_plan)
 		qsort(plan, n_plan, sizeof(*plan), cmp_vpid);
 	return ret;
@@ -587,32 +586,6 @@ static void drop_foreign(const struct restore_env *env)
 		drop_raw(&plan[i]);
 	}
 	n_plan = k;
-}
-
-/*
- * The overlay's links could not all be made (msg): criu reads its own
- * directory, core images with their timers, as where the overlay could not
- * be made at all (take_from_core): criu restores every task's timers as
- * it saved them and ptimer checks them.  A parent-death signal planned to
- * be put back is put back all the same (criu restores the dumped one: a
- * run of the task for nothing).
- */
-static void links_failed(const char *msg)
-{
-	unsigned int n = 0;
-
-	overlay_done();
-	for (size_t i = 0; i < n_plan; i++) {
-		struct planned *p = &plan[i];
-
-		if (!p->pdeath || p->maker != MAKER_PTIMER)
-			continue;
-		p->maker = MAKER_CRIU;
-		p->verify = true;
-		n++;
-	}
-	ptimer_log(PTIMER_LOG_WARN, "%s; criu restores the timers of %u task%s as it saved them and ptimer checks "
-		   "them", msg, n, n == 1 ? "" : "s");
 }
 
 int plan_restore(void)
@@ -662,8 +635,6 @@ int plan_restore(void)
 		ptimer_log(PTIMER_LOG_INFO, "criu-mode auto: %u task%s left to criu's create/delete loop (at most %d "
 			   "pairs each), %u restored by ptimer", n_loop_left, n_loop_left == 1 ? "" : "s",
 			   CRIU_LOOP_PAIRS_MAX, n_loop_taken);
-	if (!ret && overlay_links(&err))
-		links_failed(err.msg);
 	if (!ret)
 		ret = overlay_switch(&err);
 	if (!ret && ptimer_fault("restore-init"))

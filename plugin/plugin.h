@@ -12,7 +12,7 @@
  *   plan.c     init(RESTORE): who restores each task's timers, and how,
  *              decided once into the restore plan (struct planned)
  *   overlay.c  the directory criu reads where ptimer takes timers out of
- *              criu's core images, and its guard
+ *              criu's core images
  *   pdeath.c   the tasks the plan holds with the parent-death signal, so
  *              that they die with a killed criu
  *   resume.c   RESUME_DEVICES_LATE: the plan carried out in each task
@@ -33,7 +33,6 @@
 #include "images/image.h"
 #include "lib/err.h"
 #include "plugin/conf.h"
-#include "plugin/guard/guard.h"
 
 #pragma GCC visibility push(hidden)
 
@@ -163,43 +162,39 @@ bool slice_to_restore(const struct ptimer_image *img);
 
 /* --- overlay.c ----------------------------------------------------------- */
 
-/* OVERLAY_PREFIX: plugin/guard/guard.h */
-/* At most this many entries in the image directory: criu links them into
- * the overlay itself (overlay_make), more: the guard does. */
-#define OVERLAY_LINKS_HERE 256
-
-/* overlay_expect - how many entries the image directory has (plan_restore
- * counts them as it lists it), for overlay_make. */
-void overlay_expect(size_t n_entries);
+/* The overlay's name: this and six random letters. */
+#define OVERLAY_PREFIX ".ptimer-restore-"
 
 /*
- * overlay_make - the overlay of dir (once; its guard started first): path[len]
- * its path.  Returns 0 or -errno (err set; nothing left).
+ * dir_each - fn(fd, entry, d_type, arg) for each entry of dirfd/name ("."
+ * : dirfd itself) but "." and "..", through a description of its own, until
+ * fn returns nonzero; fd is the listed directory's.  Returns fn's value, 0
+ * at the end, or -errno (the directory cannot be opened or listed).
+ */
+int dir_each(int dirfd, const char *name, int (*fn)(int fd, const char *name, unsigned type, void *arg),
+	     void *arg);
+
+/*
+ * overlay_make - the overlay of dir (once a restore): a directory locked
+ * for this restore, holding a link of every entry of dir; path[len] its
+ * path.  Returns 0 or -errno (err set; nothing left; the same error again
+ * for the rest of the restore).
  */
 int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err);
 
-/*
- * overlay_links - wait for the overlay's links (made by its guard while
- * criu reads on): 0, or -errno (err set) when a file could not be linked;
- * no overlay: 0.
- */
-int overlay_links(struct ptimer_err *err);
-
-/* The overlay in the place of criu's image directory fd (end of init;
- * after overlay_links).  Returns 0 or -errno (err set). */
+/* The overlay in the place of criu's image directory fd (end of init).
+ * Returns 0 or -errno (err set). */
 int overlay_switch(struct ptimer_err *err);
 
 /*
  * overlay_release - criu's directory back in its place once criu has read
  * every image (the first RESUME_DEVICES_LATE: criu/cr-restore.c calls it
- * after the restore is complete, and reads no image after), the overlay
- * removed by its guard on another CPU while the task calls go on; no
- * guard: nothing done, overlay_done does it all.
+ * after the restore is complete, reads no image after, and writes
+ * stats-restore); the overlay is removed by overlay_done.
  */
 void overlay_release(void);
 
-/* criu's directory back, the overlay removed (exit, a failed init; after
- * overlay_release: the guard's word that it removed it waited for). */
+/* criu's directory back, the overlay removed (exit, a failed init). */
 void overlay_done(void);
 
 /*

@@ -103,15 +103,12 @@ static int hold_opts(pid_t pid, bool exitkill)
 	return -errno;
 }
 
-static size_t held_waiting;	/* held tasks whose call has not come yet */
-
 static void hold(struct planned *p, pid_t pid)
 {
 	/* only a task criu gave no timer (ptimer's): the others have criu's */
 	if (p->run.held || p->maker != MAKER_PTIMER || hold_opts(pid, true))
 		return;
 	p->run.held = pid;
-	held_waiting++;
 }
 
 /* root's descendants (the children of each of its threads), breadth first */
@@ -171,8 +168,6 @@ void resume_reset(void)
 {
 	held_all = false;
 	own_pidns = false;
-	held_waiting = 0;
-	ptimer_blob_colocate(false, false);
 }
 
 /* At the first call (pid: its task). */
@@ -259,9 +254,6 @@ int plugin_resume_late(int pid)
 		hold_all(pid);
 		overlay_release();
 	}
-	/* a held task's call came: criu stays on its CPU for the others only */
-	if (p && !p->run.seen && p->run.held && held_waiting)
-		held_waiting--;
 	if (p)
 		p->run.seen = true;
 	if (!p) {
@@ -283,11 +275,7 @@ int plugin_resume_late(int pid)
 		/* an ancestor without an image, held by its pdeath_sig (plan.c) */
 		ret = ptimer_put_pdeath(&t, o.pdeath_sig, &err);
 	} else if (p->maker == MAKER_PTIMER) {
-		/* a held task dies with criu: it may run ptimer's code on this CPU;
-		 * criu stays on it until the last held task's call is done */
-		ptimer_blob_colocate(p->run.held != 0, held_waiting > 0);
 		ret = ptimer_restore_task(&t, &p->img, &o, &st, &err);
-		ptimer_blob_colocate(false, held_waiting > 0);
 		if (!ret)
 			ret = ptimer_criu_pending(&t, &p->img, &err);
 		if (!ret)
@@ -319,7 +307,6 @@ int plugin_resume_late(int pid)
 		return -ENOTSUP;
 	}
 fail:
-	ptimer_blob_colocate(false, held_waiting > 0);
 	/*
 	 * criu only logs a failed RESUME_DEVICES_LATE (criu/cr-restore.c).  A
 	 * task without its timers, or with timers that differ, must not run:

@@ -23,7 +23,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -74,8 +73,6 @@ struct ptimer_blob {
 	uint64_t stub;			/* the syscall stub's address; 0: not placed */
 	uint64_t mapped;		/* base is mapped (also before the code is in) */
 	bool owns_waits;		/* ptimer seized the process: reap its threads */
-	cpu_set_t cpus;			/* the thread's own CPUs (pinned) */
-	bool pinned;			/* run on the host's CPU (colocate) */
 	int seccomp;			/* Seccomp: of its status (2: a filter) */
 	int mem_fd;			/* /proc/TID/mem + 1 (poke); 0: not open */
 	bool ours;			/* registers and mask are those of the
@@ -893,70 +890,6 @@ static void remove_leftovers(struct ptimer_blob *b)
 		;
 }
 
-static bool colocate;
-static cpu_set_t host_cpus;	/* the caller's own, while colocate pins it */
-static bool host_pinned;
-
-/* Task who (0: the caller) on cpu alone, its CPUs into *saved first; only
- * where they include cpu and number at least min_cpus.  true: pinned. */
-static bool pin_to(pid_t who, int cpu, cpu_set_t *saved, int min_cpus)
-{
-	cpu_set_t one;
-
-	if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(who, sizeof(*saved), saved) ||
-	    !CPU_ISSET(cpu, saved) || CPU_COUNT(saved) < min_cpus)
-		return false;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	return !sched_setaffinity(who, sizeof(one), &one);
-}
-
-void ptimer_blob_colocate(bool on, bool keep_caller)
-{
-	colocate = on;
-	if (!on && !keep_caller && host_pinned) {
-		sched_setaffinity(0, sizeof(host_cpus), &host_cpus);
-		host_pinned = false;
-	}
-	/* the caller stays on its CPU too, so that it is woken there */
-	if (on && !host_pinned)
-		host_pinned = pin_to(0, sched_getcpu(), &host_cpus, 1);
-}
-
-/*
- * With colocate: the thread runs ptimer's code on the CPU this host
- * thread is on, so that each run (PTRACE_CONT, the notify stop, the
- * tracer's wakeup) is a switch on one CPU, not two wakeups across CPUs
- * (about 40 of a run's 55 us in a 2-CPU VM).  Only where the thread's own
- * CPUs include that one; put back by unpin.
- */
-static void pin(struct ptimer_blob *b)
-{
-	b->pinned = colocate && pin_to(b->tid, sched_getcpu(), &b->cpus, 2);
-}
-
-/*
- * The thread's own CPUs back.  Since Linux 6.2 sched_setaffinity() also
- * records the mask as the thread's own request (user_cpus_ptr), which a
- * thread that never asked for one does not have: it follows its cpuset.
- * So where every CPU asked for gives back what it had (the cpuset's, or
- * all), every CPU is asked for, as "no request of its own" behaves;
- * else its own mask exactly.
- */
-static int unpin(struct ptimer_blob *b)
-{
-	cpu_set_t all, now;
-
-	if (!b->pinned)
-		return 0;
-	b->pinned = false;
-	memset(&all, 0xff, sizeof(all));
-	if (!sched_setaffinity(b->tid, sizeof(all), &all) && !sched_getaffinity(b->tid, sizeof(now), &now) &&
-	    CPU_EQUAL(&now, &b->cpus))
-		return 0;
-	return sched_setaffinity(b->tid, sizeof(b->cpus), &b->cpus) ? -errno : 0;
-}
-
 int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uint32_t n_occupied,
 		     bool owns_waits, struct ptimer_err *err)
 {
@@ -984,7 +917,6 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	r = save_thread(b, err);
 	if (r)
 		goto fail;
-	pin(b);
 	r = place_stub(b, err);
 	if (r)
 		goto fail;
@@ -1051,7 +983,6 @@ fail:
 		blob_log(PTIMER_BLOB_LOG_ERROR, "thread %d: cannot remove ptimer's syscall stub at %#llx", tid,
 			 (unsigned long long)b->stub);
 	ptimer_rseq_cs_put_back(tid, &b->rseq);
-	unpin(b);
 	ptimer_arch_free_xstate(&b->xstate);
 	maps_forget(b);
 	if (b->mem_fd > 0)
@@ -1197,10 +1128,6 @@ int ptimer_blob_close(struct ptimer_blob *b, struct ptimer_err *err)
 				(unsigned long long)b->stub);
 	if (ptimer_rseq_cs_put_back(b->tid, &b->rseq) && !r)
 		r = ptimer_errf(err, EIO, "thread %d: cannot put its rseq_cs word back", b->tid);
-	ur = unpin(b);
-	if (ur && !ptimer_thread_exiting(b->tid, 0))
-		blob_log(PTIMER_BLOB_LOG_WARN, "thread %d: cannot give it back the CPUs it may run on: %s; it "
-			 "stays on one CPU", b->tid, strerror(-ur));
 	ptimer_arch_free_xstate(&b->xstate);
 	if (b->mem_fd > 0)
 		close(b->mem_fd - 1);

@@ -106,21 +106,6 @@ int ptimer_blob_syscall(struct ptimer_blob *b, int nr, const unsigned long args[
 int ptimer_blob_fetch(struct ptimer_blob *b, struct ptimer_timer *timers, struct ptimer_err *err);
 
 /*
- * ptimer_blob_colocate - on: each thread opened from now on runs ptimer's
- * code on the CPU the caller is on (sched_setaffinity of the thread to
- * that CPU alone, where its own CPUs include it), its own CPUs put back
- * at close: a run then costs a switch on one CPU instead of two wakeups
- * across CPUs (the 300 one-timer tasks of a criu restore: task calls 136
- * -> 80 ms here).  For a caller whose threads die with it (the CRIU
- * plugin's held tasks, PTRACE_O_EXITKILL): one killed between open and
- * close would leave its thread on one CPU.  The caller is kept on its CPU
- * while on; off gives it its CPUs back, unless keep_caller (more held
- * tasks follow at once: two sched_setaffinity calls a task fewer).  Off
- * (the default): untouched.
- */
-void ptimer_blob_colocate(bool on, bool keep_caller);
-
-/*
  * ptimer_blob_close - unmap everything ptimer_blob_open mapped and cure
  * the syscall stub; the thread is left as it was before open.
  * Returns 0 or -errno (the mapping could not be removed: err says where).

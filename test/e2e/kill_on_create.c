@@ -13,8 +13,7 @@
  *
  * inotify reports the entry as its directory entry is made, before the
  * creator's next system call returns to it, so the kill lands in the
- * instants right after: where a guard that does not exist yet would leave
- * the entry behind.
+ * instants right after, before the overlay's .lock exists.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -374,9 +374,8 @@ plugin_restored() {
 	else
 		fail "$1/plugin-restored" "no 'ptimer: ... POSIX timers restored' in restore.log: $(logtail "$2/restore.log")"
 	fi
-	# ptimer ran its code on criu's CPU (ptimer_blob_colocate): the
-	# restored task has criu's CPUs back, as criu alone leaves them (a
-	# forked task's, this shell's)
+	# ptimer changes no task's CPUs: the restored task may run where criu
+	# alone leaves it (a forked task's, this shell's)
 	mine=$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status)
 	theirs=$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$RPID/status" 2>/dev/null)
 	check "$1/cpus-as-criu-leaves-them" "restored task $RPID may run on CPUs '$theirs', criu's caller on '$mine'" \
