@@ -170,7 +170,7 @@ PLUGIN_NO_DUMP  := $(CRIU_PLUGIN_H) has no CHECKPOINT_DEVICES hook (criu < 4.0):
 	ptimer_plugin.so built against it refuses every dump; set CRIU_PLUGIN_INC to the include directory of a criu 4.x
 PLUGIN_CFLAGS := $(if $(CRIU_PLUGIN_INC),-I$(CRIU_PLUGIN_INC)) $(if $(PLUGIN_CAN_DUMP),-DPTIMER_HAVE_CHECKPOINT_DEVICES)
 # the parts that include criu-plugin.h (plugin/plugin.h lists them)
-PLUGIN_CRIU_SRCS := $(filter-out plugin/conf.c plugin/criu_core.c,$(PLUGIN_SRCS))
+PLUGIN_CRIU_SRCS := $(filter-out plugin/conf.c plugin/criu_core.c plugin/decide.c,$(PLUGIN_SRCS))
 $(PLUGIN_CRIU_SRCS:%.c=$(B)/%.o): $(B)/%.o: %.c Makefile | $(PROTO_H)
 	@mkdir -p $(dir $@)
 	@[ -n "$(CRIU_PLUGIN_H)" ] || { echo "no criu-plugin.h: run 'make deps'" >&2; exit 1; }
@@ -182,7 +182,7 @@ $(PLUGIN_CRIU_SRCS:%.c=$(B)/%.o): $(B)/%.o: %.c Makefile | $(PROTO_H)
 $(B)/libptimer.a: $(LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 $(B)/ptimer_plugin.so: $(PLUGIN_SRCS:%.c=$(B)/%.o) $(B)/libptimer.a plugin/exports.map
-	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -Wl,-e,ptimer_by_hand_entry -Wl,--version-script=plugin/exports.map -o $@ $(filter-out %.map,$^) -Wl,--as-needed -lprotobuf-c -ljson-c -lnl-3
+	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -Wl,--version-script=plugin/exports.map -o $@ $(filter-out %.map,$^) -Wl,--as-needed -lprotobuf-c -ljson-c -lnl-3
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -228,6 +228,10 @@ $(B)/test/test_rseq: $(B)/sim/test/unit/test_rseq.o $(SIM_OBJS) $(LIB_OBJS) $(TS
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 # The plugin's settings file (plugin/conf.c needs no criu headers).
 $(B)/test/test_plugin_conf: test/unit/test_plugin_conf.c $(B)/plugin/conf.o $(LIB_OBJS) $(TST_O)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $(filter %.c %.o,$^) $(LDLIBS)
+# The plugin's decision table against docs/criu-plugin.md (no criu headers).
+$(B)/test/test_decide: test/unit/test_decide.c $(B)/plugin/decide.o $(LIB_OBJS) $(TST_O)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 # The plugin's hooks, loaded as criu loads it (dlopen); the program stands

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The plugins criu loaded before ptimer: which of them handle a hook ptimer
- * needs, and what they kept from it, said once the dump or restore is
- * through.  criu's GPU plugins (plugins/cuda, plugins/amdgpu) are the ones
+ * needs (hooks.c says at exit what they kept from it).  criu's GPU plugins (plugins/cuda, plugins/amdgpu) are the ones
  * met in practice: enabled, they answer every task's CHECKPOINT_DEVICES and
  * RESUME_DEVICES_LATE themselves.
  */
@@ -14,8 +13,6 @@
 
 #include <criu/criu-plugin.h>
 
-#include "core/log.h"
-#include "plugin/criu_core.h"
 #include "plugin/plugin.h"
 
 /*
@@ -25,11 +22,8 @@
  * hook's handlers in that order; run_plugins() stops at the first answer
  * that is not -ENOTSUP.  So at our init the plugins already loaded are the
  * ones ahead of us, and one of them (criu's CUDA plugin, enabled, answers 0
- * for every task) can keep us from a hook.  Their names, for the messages;
- * n_seen counts the tasks each hook of ours was called for.
+ * for every task) can keep us from a hook.  Their names, for the messages.
  */
-char ahead[256];
-unsigned int n_seen;
 
 struct ahead_walk {
 	int hook;
@@ -92,64 +86,16 @@ static int ahead_one(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* The plugins loaded before ptimer with a handler for hook, into ahead. */
-void find_ahead(int hook)
+void find_ahead(int hook, char *buf, size_t len)
 {
-	struct ahead_walk w = { .hook = hook, .buf = ahead, .len = sizeof(ahead) };
+	struct ahead_walk w = { .hook = hook, .buf = buf, .len = len };
 	const char *slash;
 	Dl_info self;
 
-	ahead[0] = 0;
-	n_seen = 0;
+	buf[0] = 0;
 	if (dladdr((void *)find_ahead, &self) && self.dli_fname && (slash = strrchr(self.dli_fname, '/'))) {
 		w.dir = self.dli_fname;
 		w.dir_len = (size_t)(slash - self.dli_fname) + 1;
 	}
 	dl_iterate_phdr(ahead_one, &w);
 }
-
-
-/* How many tasks criu saved (its pstree.img), 0 when it cannot be read. */
-static unsigned int tasks_saved(void)
-{
-	struct ptimer_criu_task *tree = NULL;
-	struct ptimer_err err;
-	uint32_t n = 0;
-	char dir[4096];
-
-	image_dir(dir, sizeof(dir));
-	if (ptimer_criu_pstree_read(dir, &tree, &n, &err))
-		return 0;
-	ptimer_criu_pstree_free(tree, n);
-	return n;
-}
-
-/*
- * What a plugin ahead of ptimer kept from it (find_ahead), said once the
- * dump or restore is through: never a silent change.  At dump criu saved
- * those tasks' timers alone (a restore gives them back as criu alone
- * would); at restore criu made them (the plan left the core images
- * whole), and ptimer's additions to what criu made are missing.
- */
-void report_ahead(int stage, int ret)
-{
-	unsigned int n;
-
-	if (!ahead[0] || ret)
-		return;
-	if (stage == CR_PLUGIN_STAGE__DUMP) {
-		n = tasks_saved();
-		if (n > n_seen)
-			ptimer_log(PTIMER_LOG_WARN, "ptimer was called for %u of the %u tasks criu saved: %s answered "
-				   "CHECKPOINT_DEVICES first for the others, whose timers criu saved alone", n_seen, n,
-				   ahead);
-		return;
-	}
-	for (size_t i = 0; i < n_plan; i++)
-		if (plan[i].work && !plan[i].run.seen)
-			ptimer_log(PTIMER_LOG_WARN, "task vpid %d: %s answered RESUME_DEVICES_LATE before ptimer: its "
-				   "%u timers are as criu restored them (a thread-CPU-clock timer in the leader, a "
-				   "pid-namespace leader's timer aimed at the process, a pending expiry as criu queues "
-				   "it, no rseq slice extension)", plan[i].vpid, ahead, plan[i].n_timers);
-}
-

@@ -28,39 +28,12 @@
 #define CRIU_IMG_COMMON_MAGIC	0x54564319u
 #define CRIU_CORE_MAGIC		0x55053847u
 
-/*
- * The core image ptimer_criu_thread_rseq read last, kept for the next
- * read of the same file: plan_task reads a task's core image for the rseq
- * check, then for its timers (one open, fstat, pread and close a task
- * fewer).  Given away by the read that takes it, or dropped by
- * ptimer_criu_core_forget.
- */
-static struct {
-	char path[4200];
-	uint8_t *buf;
-	size_t len;
-} kept;
-
-void ptimer_criu_core_forget(void)
-{
-	free(kept.buf);
-	kept.buf = NULL;
-	kept.path[0] = 0;
-}
-
 static int read_file(const char *path, uint8_t **buf, size_t *len, struct ptimer_err *err)
 {
 	struct stat st;
 	int fd, ret = 0;
 	ssize_t r;
 
-	if (kept.buf && !strcmp(kept.path, path)) {
-		*buf = kept.buf;
-		*len = kept.len;
-		kept.buf = NULL;
-		kept.path[0] = 0;
-		return 0;
-	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return ptimer_errf(err, errno, "cannot open criu image %s: %s", path, strerror(errno));
@@ -116,7 +89,9 @@ static int replace_file(const char *path, const uint8_t *buf, size_t len, const 
 	if (fd < 0)
 		return ptimer_errf(err, -fd, "cannot write %s: cannot create a file beside it: %s", path,
 				   strerror(-fd));
-	if (write(fd, buf, len) != (ssize_t)len)
+	if (ptimer_fault("core-write"))
+		ret = ptimer_errf(err, ENOSPC, "cannot write %s: injected failure", path);
+	else if (write(fd, buf, len) != (ssize_t)len)
 		ret = ptimer_errf(err, errno ? errno : EIO, "cannot write %s: %s", path, strerror(errno));
 	/* chown first: it clears set-id bits that the chmod then puts back */
 	if (!ret && fchown(fd, st.st_uid, st.st_gid))
@@ -130,46 +105,6 @@ static int replace_file(const char *path, const uint8_t *buf, size_t len, const 
 		ret = ptimer_errf(err, errno, "cannot write %s: %s", path, strerror(errno));
 	if (ret)
 		unlink(tmp);
-	return ret;
-}
-
-/*
- * Write buf as dest, a name the overlay does not hold yet (the overlay's
- * guard may link criu's own file there meanwhile, plugin/overlay.c
- * link_all(), which then keeps ours): created at once with O_EXCL, the
- * owner and mode of like (st) given only where creating did not give
- * them.  1 when dest is there already (the guard's link: unlinked, then
- * created again), else 0 or -errno (err set; dest removed again, and the
- * caller puts criu's own file there).
- */
-static int create_new(const char *dest, const uint8_t *buf, size_t len, const struct stat *st,
-		      struct ptimer_err *err)
-{
-	int fd = open(dest, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st->st_mode & 0777), ret = 0;
-	struct stat now;
-
-	if (fd < 0 && errno == EEXIST)
-		return 1;
-	if (fd < 0)
-		return ptimer_errf(err, errno, "cannot write %s: %s", dest, strerror(errno));
-	if (ptimer_fault("core-write"))
-		ret = ptimer_errf(err, ENOSPC, "cannot write %s: injected failure", dest);
-	else if (write(fd, buf, len) != (ssize_t)len)
-		ret = ptimer_errf(err, errno ? errno : EIO, "cannot write %s: %s", dest, strerror(errno));
-	if (!ret && fstat(fd, &now))
-		ret = ptimer_errf(err, errno, "cannot write %s: %s", dest, strerror(errno));
-	/* chown first: it clears set-id bits that the chmod then puts back */
-	if (!ret && (now.st_uid != st->st_uid || now.st_gid != st->st_gid) &&
-	    fchown(fd, st->st_uid, st->st_gid))
-		ret = ptimer_errf(err, errno, "cannot write %s: cannot give the new file criu's owner %u:%u: %s",
-				  dest, st->st_uid, st->st_gid, strerror(errno));
-	if (!ret && ((now.st_mode ^ st->st_mode) & 07777 || now.st_uid != st->st_uid || now.st_gid != st->st_gid) &&
-	    fchmod(fd, st->st_mode & 07777))
-		ret = ptimer_errf(err, errno, "cannot write %s: cannot give the new file criu's mode %04o: %s",
-				  dest, st->st_mode & 07777, strerror(errno));
-	close(fd);
-	if (ret)
-		unlink(dest);
 	return ret;
 }
 
@@ -190,130 +125,6 @@ void ptimer_criu_core_close(struct ptimer_criu_core *c)
 		criu_core_entry__free_unpacked(c->core, NULL);
 	free(c->buf);
 	free(c);
-}
-
-/*
- * One field of a protobuf message in [*p, end): its number and wire type,
- * a varint's value (*v), or a length-delimited field's bytes (*sub,
- * *sublen); fixed32/64 are skipped over.  *p moves past it.  Returns 1, 0
- * at the end, -EINVAL for bytes that are not a field (a group, a length
- * past the end, a varint longer than 10 bytes).
- */
-static int pb_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	*v = 0;
-	for (int shift = 0; shift < 70; shift += 7) {
-		uint8_t b;
-
-		if (*p >= end)
-			return -EINVAL;
-		b = *(*p)++;
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return 0;
-	}
-	return -EINVAL;
-}
-
-static int pb_field(const uint8_t **p, const uint8_t *end, uint32_t *num, uint32_t *wt, uint64_t *v,
-		    const uint8_t **sub, size_t *sublen)
-{
-	uint64_t key;
-
-	if (*p >= end)
-		return 0;
-	if (pb_varint(p, end, &key))
-		return -EINVAL;
-	*num = (uint32_t)(key >> 3);
-	*wt = (uint32_t)(key & 7);
-	switch (*wt) {
-	case 0:
-		return pb_varint(p, end, v) ? -EINVAL : 1;
-	case 1:
-	case 5: {
-		size_t w = *wt == 1 ? 8 : 4;
-
-		if ((size_t)(end - *p) < w)
-			return -EINVAL;
-		*p += w;
-		return 1;
-	}
-	case 2:
-		if (pb_varint(p, end, v) || *v > (uint64_t)(end - *p))
-			return -EINVAL;
-		*sub = *p;
-		*sublen = (size_t)*v;
-		*p += *v;
-		return 1;
-	default:
-		return -EINVAL;
-	}
-}
-
-/*
- * Walk the length-delimited fields path[0] / path[1] / ... of the message
- * [p, end) (each occurrence, as protobuf merges repeated embedded
- * messages), and in each message at the end of the path the varint field
- * leaf: count those messages (*n) and keep the largest leaf (*max).
- */
-static int pb_span(const uint8_t *p, const uint8_t *end, const uint32_t *path, int depth, uint32_t leaf,
-		   uint32_t *n, int64_t *max)
-{
-	const uint8_t *sub = NULL;
-	uint32_t num, wt;
-	size_t sublen = 0;
-	uint64_t v = 0;
-	int64_t id = 0;
-	int r;
-
-	while ((r = pb_field(&p, end, &num, &wt, &v, &sub, &sublen)) > 0) {
-		if (!depth) {
-			if (num == leaf && wt == 0)
-				id = (int64_t)(uint32_t)v;	/* the last one counts */
-			continue;
-		}
-		if (num != path[0])
-			continue;
-		if (wt != 2)
-			return -EINVAL;
-		r = pb_span(sub, sub + sublen, path + 1, depth - 1, leaf, n, max);
-		if (r)
-			return r;
-	}
-	if (r < 0)
-		return r;
-	if (!depth) {
-		(*n)++;
-		if (id > *max)
-			*max = id;
-	}
-	return 0;
-}
-
-int ptimer_criu_core_id_span(const char *dir, pid_t vpid, uint32_t *n, int64_t *max_id, struct ptimer_err *err)
-{
-	/* CoreEntry.tc (3) / TaskCoreEntry.timers (7) / TaskTimersEntry.posix (4), PosixTimerEntry.it_id (1) */
-	static const uint32_t path[] = { 3, 7, 4 };
-	char file[4200];
-	uint8_t *buf = NULL;
-	size_t len = 0, elen;
-	int ret;
-
-	*n = 0;
-	*max_id = -1;
-	snprintf(file, sizeof(file), "%s/core-%d.img", dir, vpid);
-	ret = read_file(file, &buf, &len, err);
-	if (ret)
-		return ret;
-	if (len < 12 || get_u32(buf) != CRIU_IMG_COMMON_MAGIC || get_u32(buf + 4) != CRIU_CORE_MAGIC)
-		ret = ptimer_errf(err, EINVAL, "%s: not a criu core image", file);
-	elen = ret ? 0 : get_u32(buf + 8);
-	if (!ret && elen > len - 12)
-		ret = ptimer_errf(err, EINVAL, "%s: entry of %zu bytes, only %zu follow", file, elen, len - 12);
-	if (!ret && pb_span(buf + 12, buf + 12 + elen, path, 3, 1, n, max_id))
-		ret = ptimer_errf(err, EINVAL, "%s: CoreEntry does not decode", file);
-	free(buf);
-	return ret;
 }
 
 int ptimer_criu_core_open(const char *dir, pid_t vpid, struct ptimer_criu_core **out, struct ptimer_err *err)
@@ -355,6 +166,13 @@ out:
 static CriuTaskTimersEntry *core_timers(const struct ptimer_criu_core *c)
 {
 	return c->core->tc && c->core->tc->timers ? c->core->tc->timers : NULL;
+}
+
+bool ptimer_criu_core_runs(const struct ptimer_criu_core *c)
+{
+	uint32_t st = c->core->tc && c->core->tc->has_task_state ? c->core->tc->task_state : 1;
+
+	return st == 1 || st == 3;
 }
 
 uint32_t ptimer_criu_core_n_timers(const struct ptimer_criu_core *c)
@@ -419,7 +237,7 @@ int ptimer_criu_core_pdeath(struct ptimer_criu_core *c, uint32_t sig, uint32_t *
 	return 0;
 }
 
-int ptimer_criu_core_strip(struct ptimer_criu_core *c, const char *dest, struct ptimer_err *err)
+void ptimer_criu_core_strip(struct ptimer_criu_core *c)
 {
 	CriuTaskTimersEntry *tt = core_timers(c);
 
@@ -431,13 +249,11 @@ int ptimer_criu_core_strip(struct ptimer_criu_core *c, const char *dest, struct 
 		tt->n_posix = 0;
 		c->edited = true;
 	}
-	return ptimer_criu_core_write(c, dest, err);
 }
 
 int ptimer_criu_core_write(struct ptimer_criu_core *c, const char *dest, struct ptimer_err *err)
 {
 	size_t olen, rest = c->len - 12 - c->elen;
-	struct stat st;
 	uint8_t *out;
 	int ret;
 
@@ -452,44 +268,8 @@ int ptimer_criu_core_write(struct ptimer_criu_core *c, const char *dest, struct 
 	criu_core_entry__pack(c->core, out + 12);
 	/* whatever followed the entry stays */
 	memcpy(out + 12 + olen, c->buf + 12 + c->elen, rest);
-	ret = 1;
-	if (dest && stat(c->path, &st)) {
-		ret = ptimer_errf(err, errno, "cannot rewrite %s: %s", c->path, strerror(errno));
-	} else if (dest) {
-		/* the guard's link of criu's file, there mostly (it links on the
-		 * other CPU as the plan is made): gone first; the guard links each
-		 * name once, so one made after that stays ours */
-		ret = unlink(dest) && errno != ENOENT ? 1 : create_new(dest, out, 12 + olen + rest, &st, err);
-		if (ret == 1 && !unlink(dest))
-			ret = create_new(dest, out, 12 + olen + rest, &st, err);
-		/* not written: criu's own file there, as the guard would have
-		 * linked it (the caller leaves the timers to criu), whichever
-		 * of the two came first */
-		if (ret < 0 && link(c->path, dest) && errno != EEXIST) {
-			char target[64];
-
-			snprintf(target, sizeof(target), "../%s", strrchr(c->path, '/') + 1);
-			symlink(target, dest);
-		}
-	}
-	if (ret == 1)
-		ret = replace_file(dest ? dest : c->path, out, 12 + olen + rest, c->path, err);
+	ret = replace_file(dest, out, 12 + olen + rest, c->path, err);
 	free(out);
-	return ret;
-}
-
-int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed, struct ptimer_err *err)
-{
-	struct ptimer_criu_core *c;
-	int ret;
-
-	*removed = 0;
-	ret = ptimer_criu_core_open(dir, vpid, &c, err);
-	if (ret)
-		return ret;
-	*removed = ptimer_criu_core_n_timers(c);
-	ret = ptimer_criu_core_strip(c, NULL, err);
-	ptimer_criu_core_close(c);
 	return ret;
 }
 
@@ -606,14 +386,7 @@ int ptimer_criu_thread_rseq(const char *dir, pid_t tid, uint64_t *ptr, struct pt
 		return ptimer_errf(err, EINVAL, "%s: not a criu core image", path);
 	}
 	v = criu_core_thread_view__unpack(NULL, elen, buf + 12);
-	ptimer_criu_core_forget();
-	if (strlen(path) < sizeof(kept.path)) {
-		snprintf(kept.path, sizeof(kept.path), "%s", path);
-		kept.buf = buf;
-		kept.len = len;
-	} else {
-		free(buf);
-	}
+	free(buf);
 	if (!v)
 		return ptimer_errf(err, EINVAL, "%s: CoreEntry does not decode", path);
 	if (v->thread_core && v->thread_core->rseq_entry)

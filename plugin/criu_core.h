@@ -5,22 +5,12 @@
 #ifndef PTIMER_PLUGIN_CRIU_CORE_H
 #define PTIMER_PLUGIN_CRIU_CORE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "lib/err.h"
 #include "lib/timer.h"
-
-/*
- * ptimer_criu_core_strip_timers - take the POSIX timers (CoreEntry
- * tc.timers.posix, criu images/core.proto + timer.proto) out of
- * DIR/core-<vpid>.img, rewriting it atomically; every other field keeps its
- * bytes.  *removed = how many were there (0: the file is left untouched).
- * Returns 0, -EINVAL (not a criu core image, or it does not decode),
- * -ENOMEM, or the -errno of reading or rewriting the file (-ENOENT,
- * -EACCES, -ENOSPC, -EPERM of fchown, ...); err set.
- */
-int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed, struct ptimer_err *err);
 
 /*
  * One core-<vpid>.img read once, decoded, edited and written back:
@@ -34,43 +24,33 @@ int ptimer_criu_core_strip_timers(const char *dir, pid_t vpid, uint32_t *removed
  * for notify_tid: the tid as the dumped process's pid namespace sees it, 0
  * when not SIGEV_THREAD_ID).  *out malloc'ed (NULL when none).  Returns 0,
  * -EINVAL (an entry lacks a required field or is out of range), -ENOMEM.
- * ptimer_criu_core_strip - take tc.timers.posix out and write the result
- * as dest, or over the file itself when dest is NULL (temporary file +
- * rename; a dest not there yet, created at once with O_EXCL; no fsync:
- * criu syncs none of its images), with the owner, group
- * and mode of criu's file; no timers: nothing is written.  A dest that is
- * a hard link of criu's file is replaced, criu's file left as it was.
- * Returns 0 or the -errno of the write (-ENOSPC, -EACCES, -EROFS, -EPERM
- * of fchown, ...); on failure dest and its directory are as they were.
+ * ptimer_criu_core_strip - take tc.timers.posix out of the decoded entry
+ * (written by the next ptimer_criu_core_write).
  * ptimer_criu_core_pdeath - set the leader thread's parent-death signal
  * (thread_core.pdeath_sig, criu images/core.proto; criu's restorer sets it
  * with PR_SET_PDEATHSIG in its RESTORE_CREDS stage, criu/pie/restorer.c
  * restore_pdeath_sig()) to sig in the decoded entry; *orig: the dumped
- * one (0: none).  Written by the next strip or write.  Returns 0, or
- * -EINVAL when the entry has no thread_core.
- * ptimer_criu_core_write - write the entry as edited (pdeath) to dest, as
- * strip does; nothing edited: nothing written.
+ * one (0: none).  Written by the next write.  Returns 0, or -EINVAL when
+ * the entry has no thread_core.
+ * ptimer_criu_core_write - the entry as edited written as dest (a
+ * temporary file beside it, renamed over it: a dest that is a hard link
+ * of criu's file is replaced, criu's file left as it was; no fsync: criu
+ * syncs none of its images), with the owner, group and mode of criu's
+ * file; nothing edited: nothing written.  Returns 0 or the -errno of the
+ * write (-ENOSPC, -EACCES, -EROFS, -EPERM of fchown, ...); on failure
+ * dest is as it was.
  * ptimer_criu_core_close - free; NULL is fine.
  */
-/*
- * ptimer_criu_core_id_span - of DIR/core-<vpid>.img, how many POSIX timers
- * criu saved (*n) and the largest ID among them (*max_id, -1 when none),
- * from the protobuf wire format (CoreEntry.tc.timers.posix[].it_id, criu
- * images/core.proto, timer.proto) without decoding the entries: what
- * criu's create/delete loop would cost is then read in about a tenth of
- * the time a decode of 20,000 timers takes (7 ms here).  Returns 0,
- * -EINVAL (not a core image, a field cut short or of a wire type the
- * schema does not have), or the -errno of the read (-ENOENT, -EACCES...);
- * err set.
- */
-int ptimer_criu_core_id_span(const char *dir, pid_t vpid, uint32_t *n, int64_t *max_id, struct ptimer_err *err);
-
 struct ptimer_criu_core;
 int ptimer_criu_core_open(const char *dir, pid_t vpid, struct ptimer_criu_core **out, struct ptimer_err *err);
 uint32_t ptimer_criu_core_n_timers(const struct ptimer_criu_core *c);
+/* ptimer_criu_core_runs - does criu restore the task as one that runs
+ * (tc.task_state TASK_ALIVE or TASK_STOPPED, criu/include/pid.h), not a
+ * zombie or a helper that exits during the restore? */
+bool ptimer_criu_core_runs(const struct ptimer_criu_core *c);
 int ptimer_criu_core_timers(const struct ptimer_criu_core *c, struct ptimer_timer **out, uint32_t *n,
 			    struct ptimer_err *err);
-int ptimer_criu_core_strip(struct ptimer_criu_core *c, const char *dest, struct ptimer_err *err);
+void ptimer_criu_core_strip(struct ptimer_criu_core *c);
 int ptimer_criu_core_pdeath(struct ptimer_criu_core *c, uint32_t sig, uint32_t *orig, struct ptimer_err *err);
 int ptimer_criu_core_write(struct ptimer_criu_core *c, const char *dest, struct ptimer_err *err);
 void ptimer_criu_core_close(struct ptimer_criu_core *c);
@@ -98,9 +78,5 @@ int ptimer_criu_pstree_read(const char *dir, struct ptimer_criu_task **tasks, ui
 const struct ptimer_criu_task *ptimer_criu_pstree_task(const struct ptimer_criu_task *tasks, uint32_t n, pid_t vpid);
 void ptimer_criu_pstree_free(struct ptimer_criu_task *tasks, uint32_t n);
 int ptimer_criu_thread_rseq(const char *dir, pid_t tid, uint64_t *ptr, struct ptimer_err *err);
-
-/* ptimer_criu_core_forget - drop the core image ptimer_criu_thread_rseq
- * keeps for the next read of the same file (the end of a plan). */
-void ptimer_criu_core_forget(void);
 
 #endif

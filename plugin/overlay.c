@@ -44,16 +44,6 @@
 #include "core/util.h"
 #include "plugin/plugin.h"
 
-/* This restore's overlay, "" / -1 when none. */
-static struct {
-	char name[64];		/* in the image directory */
-	int fd;			/* the overlay */
-	int lock;		/* its .lock, locked while this restore runs */
-	int criu_dir;		/* criu's image directory while the overlay has its place */
-	int mkdir_err;		/* -errno: none can be made in this restore (said once) */
-	char mkdir_msg[sizeof(((struct ptimer_err *)0)->msg)];
-} ov = { .fd = -1, .lock = -1, .criu_dir = -1 };
-
 int dir_each(int at, const char *name, int (*fn)(int fd, const char *name, unsigned type, void *arg),
 	     void *arg)
 {
@@ -70,12 +60,17 @@ int dir_each(int at, const char *name, int (*fn)(int fd, const char *name, unsig
 		close(fd);
 		return ret;
 	}
-	errno = 0;
-	while (!ret && (de = readdir(d)))
+	while (!ret) {
+		/* fn may set errno: only readdir's own counts */
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			ret = -errno;
+			break;
+		}
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			ret = fn(dirfd(d), de->d_name, de->d_type, arg);
-	if (!ret && errno)
-		ret = -errno;
+	}
 	closedir(d);
 	return ret;
 }
@@ -103,6 +98,7 @@ static void ov_remove(int dirfd, const char *name)
 }
 
 struct link_arg {
+	struct overlay *ov;
 	int dfd;
 	const char *dir;
 	struct ptimer_err *err;
@@ -127,17 +123,17 @@ static int link_one(int fd, const char *name, unsigned type, void *arg)
 		return 0;
 	if (ptimer_fault("overlay-links")) {
 		a->failed = true;
-		return ptimer_errf(a->err, EIO, "cannot link %s/%s into %s: injected failure", a->dir, name, ov.name);
+		return ptimer_errf(a->err, EIO, "cannot link %s/%s into %s: injected failure", a->dir, name, a->ov->name);
 	}
 	if ((type == DT_REG || (type == DT_UNKNOWN && !fstatat(a->dfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
 				S_ISREG(st.st_mode))) &&
-	    !linkat(a->dfd, name, ov.fd, name, 0))
+	    !linkat(a->dfd, name, a->ov->fd, name, 0))
 		return 0;
 	snprintf(target, sizeof(target), "../%s", name);
-	if (!symlinkat(target, ov.fd, name))
+	if (!symlinkat(target, a->ov->fd, name))
 		return 0;
 	a->failed = true;
-	return ptimer_errf(a->err, errno, "cannot link %s/%s into %s: %s", a->dir, name, ov.name, strerror(errno));
+	return ptimer_errf(a->err, errno, "cannot link %s/%s into %s: %s", a->dir, name, a->ov->name, strerror(errno));
 }
 
 /*
@@ -190,13 +186,13 @@ int clean_leftover(const char *dir, int dfd, const char *name, struct ptimer_err
 /* A fresh overlay directory in dirfd, mode 0700 until overlay_make gives
  * it the directory's: OVERLAY_PREFIX and six random letters (unique across
  * pid namespaces and hosts sharing the directory).  Returns 0 or -errno. */
-static int overlay_mkdir(int dirfd)
+static int overlay_mkdir(struct overlay *ov, int dirfd)
 {
 	static const char abc[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
 	for (int tries = 0; tries < 100; tries++) {
 		unsigned char r[6];
-		size_t at = (size_t)snprintf(ov.name, sizeof(ov.name), OVERLAY_PREFIX);
+		size_t at = (size_t)snprintf(ov->name, sizeof(ov->name), OVERLAY_PREFIX);
 
 		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
 			uint64_t x = ptimer_now_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)tries * 2654435761u;
@@ -204,9 +200,9 @@ static int overlay_mkdir(int dirfd)
 			memcpy(r, &x, sizeof(r));
 		}
 		for (size_t i = 0; i < sizeof(r); i++)
-			ov.name[at++] = abc[r[i] % (sizeof(abc) - 1)];
-		ov.name[at] = 0;
-		if (!mkdirat(dirfd, ov.name, 0700))
+			ov->name[at++] = abc[r[i] % (sizeof(abc) - 1)];
+		ov->name[at] = 0;
+		if (!mkdirat(dirfd, ov->name, 0700))
 			return 0;
 		if (errno != EEXIST)
 			return -errno;
@@ -214,32 +210,32 @@ static int overlay_mkdir(int dirfd)
 	return -EEXIST;
 }
 
-int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err)
+int overlay_make(struct overlay *ov, const char *dir, char *path, size_t len, struct ptimer_err *err)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
-	struct link_arg la = { .dir = dir, .err = err };
+	struct link_arg la = { .ov = ov, .dir = dir, .err = err };
 	struct stat st;
 	int ret;
 
-	if (ov.fd >= 0) {
-		snprintf(path, len, "%s/%s", dir, ov.name);
+	if (ov->fd >= 0) {
+		snprintf(path, len, "%s/%s", dir, ov->name);
 		return 0;
 	}
-	if (ov.mkdir_err)
-		return ptimer_errf(err, -ov.mkdir_err, "%s", ov.mkdir_msg);
+	if (ov->mkdir_err)
+		return ptimer_errf(err, -ov->mkdir_err, "%s", ov->mkdir_msg);
 	la.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (la.dfd < 0 || fstat(la.dfd, &st)) {
 		ret = ptimer_errf(err, errno, "cannot open the image directory %s: %s", dir, strerror(errno));
 		goto out;
 	}
-	ret = overlay_mkdir(la.dfd);
+	ret = overlay_mkdir(ov, la.dfd);
 	if (ret) {
 		ret = ptimer_errf(err, -ret, "cannot make a directory for criu to read in %s: %s", dir,
 				  strerror(-ret));
-		ov.name[0] = 0;
+		ov->name[0] = 0;
 		goto out;
 	}
-	ov.fd = openat(la.dfd, ov.name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	ov->fd = openat(la.dfd, ov->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	/*
 	 * .lock appears locked: made and locked under another name, then
 	 * renamed.  Made as .lock and locked after, another restore's
@@ -249,83 +245,83 @@ int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err
 	 * restored init, an unprivileged host uid, opens its children's
 	 * core images.
 	 */
-	if (ov.fd >= 0)
-		ov.lock = openat(ov.fd, ".lock.new", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (ov.fd < 0 || ov.lock < 0 || fcntl(ov.lock, F_OFD_SETLK, &fl) ||
-	    renameat(ov.fd, ".lock.new", ov.fd, ".lock") || fchown(ov.fd, st.st_uid, st.st_gid) ||
-	    fchmod(ov.fd, st.st_mode & 07777))
-		ret = ptimer_errf(err, errno, "cannot make %s/%s for criu to read: %s", dir, ov.name, strerror(errno));
+	if (ov->fd >= 0)
+		ov->lock = openat(ov->fd, ".lock.new", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (ov->fd < 0 || ov->lock < 0 || fcntl(ov->lock, F_OFD_SETLK, &fl) ||
+	    renameat(ov->fd, ".lock.new", ov->fd, ".lock") || fchown(ov->fd, st.st_uid, st.st_gid) ||
+	    fchmod(ov->fd, st.st_mode & 07777))
+		ret = ptimer_errf(err, errno, "cannot make %s/%s for criu to read: %s", dir, ov->name, strerror(errno));
 	if (!ret)
 		ret = dir_each(la.dfd, ".", link_one, &la);
 	if (ret < 0 && !la.failed)
 		ret = ptimer_errf(err, -ret, "cannot list the image directory %s: %s", dir, strerror(-ret));
 	if (ret) {
-		if (ov.lock >= 0)
-			close(ov.lock);
-		if (ov.fd >= 0)
-			close(ov.fd);
-		ov.fd = ov.lock = -1;
-		ov_remove(la.dfd, ov.name);
-		ov.name[0] = 0;
+		if (ov->lock >= 0)
+			close(ov->lock);
+		if (ov->fd >= 0)
+			close(ov->fd);
+		ov->fd = ov->lock = -1;
+		ov_remove(la.dfd, ov->name);
+		ov->name[0] = 0;
 	} else {
-		snprintf(path, len, "%s/%s", dir, ov.name);
+		snprintf(path, len, "%s/%s", dir, ov->name);
 	}
 out:
 	if (ret) {
 		/* a directory where none can be made (read-only): said once,
 		 * not tried again for each task */
-		ov.mkdir_err = ret;
-		snprintf(ov.mkdir_msg, sizeof(ov.mkdir_msg), "%s", err->msg);
+		ov->mkdir_err = ret;
+		snprintf(ov->mkdir_msg, sizeof(ov->mkdir_msg), "%s", err->msg);
 	}
 	if (la.dfd >= 0)
 		close(la.dfd);
 	return ret;
 }
 
-int overlay_switch(struct ptimer_err *err)
+int overlay_switch(struct overlay *ov, struct ptimer_err *err)
 {
 	int img = criu_get_image_dir();
 
-	if (ov.fd < 0 || ov.criu_dir >= 0)
+	if (ov->fd < 0 || ov->criu_dir >= 0)
 		return 0;
-	ov.criu_dir = fcntl(img, F_DUPFD_CLOEXEC, 3);
-	if (ov.criu_dir < 0 || dup2(ov.fd, img) < 0)
-		return ptimer_errf(err, errno, "cannot give criu %s to read: %s", ov.name, strerror(errno));
-	ptimer_log(PTIMER_LOG_DEBUG, "criu reads its images through %s", ov.name);
+	ov->criu_dir = fcntl(img, F_DUPFD_CLOEXEC, 3);
+	if (ov->criu_dir < 0 || dup2(ov->fd, img) < 0)
+		return ptimer_errf(err, errno, "cannot give criu %s to read: %s", ov->name, strerror(errno));
+	ptimer_log(PTIMER_LOG_DEBUG, "criu reads its images through %s", ov->name);
 	return 0;
 }
 
-void overlay_release(void)
+void overlay_release(struct overlay *ov)
 {
 	int img = criu_get_image_dir();
 
-	if (ov.criu_dir < 0 || img < 0)
+	if (ov->criu_dir < 0 || img < 0)
 		return;
-	if (dup2(ov.criu_dir, img) < 0) {
+	if (dup2(ov->criu_dir, img) < 0) {
 		ptimer_log(PTIMER_LOG_DEBUG, "cannot give criu its image directory back yet: %s", strerror(errno));
 		return;
 	}
 	/* kept: overlay_done removes the overlay through it */
 }
 
-void overlay_done(void)
+void overlay_done(struct overlay *ov)
 {
-	int img = criu_get_image_dir(), dfd = ov.criu_dir >= 0 ? ov.criu_dir : img;
+	int img = criu_get_image_dir(), dfd = ov->criu_dir >= 0 ? ov->criu_dir : img;
 
-	ov.mkdir_err = 0;
-	if (ov.criu_dir >= 0 && img >= 0 && dup2(ov.criu_dir, img) < 0)
+	ov->mkdir_err = 0;
+	if (ov->criu_dir >= 0 && img >= 0 && dup2(ov->criu_dir, img) < 0)
 		ptimer_log(PTIMER_LOG_ERROR, "cannot give criu its image directory back: %s", strerror(errno));
 	/* the lock first: NFS renames a file removed while open (.nfsXXXX),
 	 * which would keep the overlay's directory from being removed */
-	if (ov.lock >= 0)
-		close(ov.lock);
-	if (ov.fd >= 0) {
-		close(ov.fd);
+	if (ov->lock >= 0)
+		close(ov->lock);
+	if (ov->fd >= 0) {
+		close(ov->fd);
 		if (dfd >= 0)
-			ov_remove(dfd, ov.name);
+			ov_remove(dfd, ov->name);
 	}
-	if (ov.criu_dir >= 0)
-		close(ov.criu_dir);
-	ov.fd = ov.lock = ov.criu_dir = -1;
-	ov.name[0] = 0;
+	if (ov->criu_dir >= 0)
+		close(ov->criu_dir);
+	ov->fd = ov->lock = ov->criu_dir = -1;
+	ov->name[0] = 0;
 }

@@ -2,29 +2,20 @@
 /*
  * The restore plan: at init(RESTORE), before criu reads any core image
  * (criu/cr-restore.c cr_restore_tasks()), every ptimers image of the
- * directory is read and each task's restore decided once (plan_task),
- * from the image, the restoring criu and kernel, the settings and the
- * plugins ahead of ptimer.  The hooks after it only read the plan.
- *
- * criu-mode auto (the default) leaves to criu the timers it saved right
- * when the restoring criu is 4.2+ on a kernel with the exact-ID prctl (its
- * restorer then makes exact IDs itself, at no cost a task), or when
- * criu's create/delete loop reaches the task's IDs cheaply, and takes the
- * others over.  criu-mode takeover always takes them over; native
- * (PTIMER_CRIU_MODE=native) always leaves them to criu and checks what
- * criu made.  Where ptimer makes the timers, criu reads a core image
- * without them from the overlay (overlay.c): criu's images are never
- * changed.
+ * directory is read, each task decided once (decide.c), and what the
+ * decisions need is prepared: the timing of the timers ptimer makes or
+ * checks, from criu's core images, and where ptimer makes them, the
+ * overlay criu reads instead of the image directory (overlay.c), holding
+ * those core images without the timers and with the parent-death signal
+ * SIGKILL.  The hooks after it only read the plan.
  */
 #include <errno.h>
-#include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <signal.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/prctl.h>
 
 #include <criu/criu-plugin.h>
@@ -35,81 +26,25 @@
 #include "core/fault.h"
 #include "core/log.h"
 #include "core/pending.h"
-#include "core/util.h"
 #include "plugin/criu_core.h"
 #include "plugin/plugin.h"
 #include "restorer/abi.h"
 
-struct planned *plan;
-size_t n_plan, n_work;
-
-/*
- * What this restore's criu and kernel can do, and criu's view of the
- * tree: the same for every task, learnt once at init.
- */
-struct restore_env {
-	const char *dir;	/* criu's image directory, through its fd (image_dir) */
-	bool exact;		/* criu makes exact IDs itself (can_criu_restore_exact) */
-	bool prctl;		/* this kernel has the exact-ID prctl */
-	bool takeover;		/* criu-mode takeover in the restore's settings */
+/* What every task's plan is made from, and the plan made. */
+struct planning {
+	const struct plan_env *env;
+	struct plan *plan;
+	struct overlay *ov;
+	bool exact, prctl;
+	char exact_why[160];	/* what decided exact */
 	struct ptimer_criu_task *tree;	/* criu's pstree.img, NULL: not read */
 	uint32_t n_tree;
+	bool tree_read;		/* at the first image: tree, exact */
+	size_t cap, n_entries;
+	bool failed;		/* list_one failed: err says why */
+	unsigned int n_loop_left, n_loop_taken;
+	struct ptimer_err *err;
 };
-
-/* A thread whose slice extension restore must enable again
- * (ptimer_slice_targets). */
-bool slice_to_restore(const struct ptimer_image *img)
-{
-	for (uint32_t i = 0; i < img->n_threads; i++)
-		if (img->threads[i].slice_ext == PTIMER_SLICE_EXT_ENABLED)
-			return true;
-	return false;
-}
-
-/* Timers on a thread's own CPU clock whose thread the dump found out. */
-static bool clock_timers(const struct ptimer_image *img)
-{
-	for (uint32_t i = 0; i < img->n_timers; i++)
-		if (ptimer_thread_clock(img->timers[i].clock_id) && img->timers[i].clock_tid)
-			return true;
-	return false;
-}
-
-
-/*
- * What ptimer adds after criu made a task's timers (a pending expiry
- * queued again, a timer on another thread's CPU clock moved to it, a
- * pid-namespace leader's timer aimed back at the leader): from the
- * image's counts while only its head is read, else from its timers
- * (fill_state may have dropped a stale pending mark).
- */
-static bool completions(const struct ptimer_image *img)
-{
-	if (!img->timers)
-		return img->n_pending || img->n_clock_tid || img->n_leader_aimed;
-	return ptimer_image_pending(img) || clock_timers(img) || img->n_leader_aimed;
-}
-
-/* the head's file bytes, for the whole image (64 KiB: a few hundred timers) */
-#define PLAN_RAW_KEEP	(64u * 1024u)
-
-static void drop_raw(struct planned *p)
-{
-	free(p->raw);
-	p->raw = NULL;
-	p->raw_len = 0;
-}
-
-void free_plan(void)
-{
-	for (size_t i = 0; i < n_plan; i++) {
-		ptimer_image_free(&plan[i].img);
-		drop_raw(&plan[i]);
-	}
-	free(plan);
-	plan = NULL;
-	n_plan = n_work = 0;
-}
 
 static int cmp_vpid(const void *a, const void *b)
 {
@@ -118,146 +53,74 @@ static int cmp_vpid(const void *a, const void *b)
 	return (x->vpid > y->vpid) - (x->vpid < y->vpid);
 }
 
-void sort_plan(void)
-{
-	qsort(plan, n_plan, sizeof(*plan), cmp_vpid);
-}
-
-struct planned *planned_of(pid_t vpid)
+struct planned *plan_find(const struct plan *plan, pid_t vpid)
 {
 	struct planned key = { .vpid = vpid };
 
-	return n_plan ? bsearch(&key, plan, n_plan, sizeof(*plan), cmp_vpid) : NULL;
+	return plan->n ? bsearch(&key, plan->task, plan->n, sizeof(*plan->task), cmp_vpid) : NULL;
 }
 
-/* criu's timers of core image c, sorted by ID (*out malloc'd, NULL: none). */
-static int core_timers_by_id(const struct ptimer_criu_core *c, struct ptimer_timer **out, uint32_t *n,
-			     struct ptimer_err *err)
+bool planned_work(const struct planned *p)
 {
-	int ret = ptimer_criu_core_timers(c, out, n, err);
-
-	if (!ret && *n)
-		qsort(*out, *n, sizeof(**out), ptimer_timer_cmp_id);
-	return ret;
+	return p->held || (p->has_image && (p->d.outcome != DECIDE_CRIU || p->d.todo));
 }
 
-/*
- * The timing of img's timers from criu's, ct[nc] sorted by ID (the same
- * timers, the plugin saved its image while criu held the task stopped,
- * before criu saved it).  A timer whose clock the image changed (the CPU
- * clock of a thread gone: CLOCK_MONOTONIC, disarmed) keeps none.  Then
- * the pending marks are checked against it (ptimer_pending_drop_stale).
- */
-static int fill_state(struct ptimer_image *img, const struct ptimer_timer *ct, uint32_t nc, pid_t vpid,
-		      struct ptimer_err *err)
+void plan_free(struct plan *plan)
 {
-	int ret = 0;
+	for (size_t i = 0; i < plan->n; i++)
+		ptimer_image_free(&plan->task[i].img);
+	free(plan->task);
+	memset(plan, 0, sizeof(*plan));
+}
 
-	if (nc != img->n_timers)
-		ret = ptimer_errf(err, EINVAL, "core-%d.img holds %u POSIX timers, ptimers-%d.img %u: they are not "
-				  "of the same dump; dump again", vpid, nc, vpid, img->n_timers);
-	for (uint32_t i = 0; !ret && i < img->n_timers; i++) {
-		struct ptimer_timer *tm = &img->timers[i];
-		const struct ptimer_timer *f = bsearch(tm, ct, nc, sizeof(*ct), ptimer_timer_cmp_id);
+bool image_has_slice(const struct ptimer_image *img)
+{
+	for (uint32_t i = 0; i < img->n_threads; i++)
+		if (img->threads[i].slice_ext == PTIMER_SLICE_EXT_ENABLED)
+			return true;
+	return false;
+}
 
-		if (!f) {
-			ret = ptimer_errf(err, EINVAL, "core-%d.img has no timer %d, which ptimers-%d.img holds: they "
-					  "are not of the same dump; dump again", vpid, tm->timer_id, vpid);
-			break;
-		}
-		if (f->clock_id == tm->clock_id) {
-			tm->it_value = f->it_value;
-			tm->it_interval = f->it_interval;
-			tm->overrun = f->overrun;
-		}
-		ptimer_pending_drop_stale(tm);
+static struct planned *plan_add(struct planning *c, pid_t vpid)
+{
+	struct plan *plan = c->plan;
+
+	if (plan->n == c->cap) {
+		struct planned *v = realloc(plan->task, (c->cap = c->cap ? 2 * c->cap : 16) * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		plan->task = v;
 	}
-	return ret;
+	plan->task[plan->n] = (struct planned){ .vpid = vpid };
+	return &plan->task[plan->n++];
 }
 
 /*
- * The timers of an image that lists none (img->timers_in_core: the dump
- * found them all criu's, ptimer_timers_all_criu): criu's ct[nc] from its
- * core image, sorted by ID, taken whole (img owns ct after), as ptimer's
- * dump gives them: a notification that is no SIGEV_THREAD_ID one names
- * the process (vpid).  The image must not be read again from file after:
- * ptimer_image_free frees them.
+ * The facts decide() needs from p's image: its head, or its timers once
+ * read whole.
  */
-static void take_core_timers(struct ptimer_image *img, struct ptimer_timer *ct, uint32_t nc, pid_t vpid)
-{
-	for (uint32_t i = 0; i < nc; i++)
-		if (!(ct[i].sigev_notify & PTIMER_SIGEV_THREAD_ID))
-			ct[i].notify_tid = vpid;
-	img->timers = ct;
-	img->n_timers = nc;
-}
-
-/*
- * criu without exact IDs (4.1, or any criu on a kernel before 6.15) makes
- * a task's timers in ascending ID order, each by timer_create until the
- * kernel's per-process counter, 0 in the new process, gives its ID,
- * deleting the others (criu/pie/restorer.c create_posix_timers()): right
- * for any set, and as fast as ptimer's own linear mode, but one
- * create/delete pair per ID skipped.  ptimer's restore of a task costs
- * about as much as 256 such pairs, so up to that many criu is left to do
- * it: on a 2-CPU VM, criu 4.1.1 at -v4, one process with 7 timers, IDs
- * from P, leaving it to criu / ptimer taking over measured by hand 0.998
- * at P = 300 and 1.05 at 700 (~3.4 us a pair there; a pair's cost as in
- * test/bench.sh (d), a task's taken over as in (h), takeover).
- */
-#define CRIU_LOOP_PAIRS_MAX	256
-
-/*
- * The create/delete pairs criu's loop needs for the task's timers (their
- * largest ID + 1 - how many), from the image or, where it lists none,
- * criu's core image; into *pairs.  Returns 0 or -errno (err set).
- */
-static int criu_loop_pairs(const struct planned *p, const char *dir, uint64_t *pairs, struct ptimer_err *err)
+static void facts(const struct planned *p, struct decide_in *in)
 {
 	const struct ptimer_image *img = &p->img;
-	const struct ptimer_timer *tm = img->timers;
-	uint32_t n = img->n_timers;
-	int64_t max = -1;
-	int ret = 0;
 
-	if (img->timers_in_core)	/* IDs only: no decode of every timer */
-		ret = ptimer_criu_core_id_span(dir, p->vpid, &n, &max, err);
-	else
-		for (uint32_t i = 0; i < n; i++)
-			if (tm[i].timer_id > max)
-				max = tm[i].timer_id;
-	*pairs = ret ? 0 : (uint64_t)(max + 1) - n;
-	return ret;
-}
-
-/*
- * Does criu, making IDs by its loop, restore this task as ptimer would?
- * When the set is cheap for the loop (CRIU_LOOP_PAIRS_MAX, *pairs) and what
- * criu does not make (completions) ptimer can complete after it, as it
- * does after criu 4.2: those completions need the exact-ID prctl here.
- * The image is read whole.  why: the reason when not.
- */
-static bool criu_loop_cheap(const struct planned *p, const struct restore_env *env, uint64_t *pairs, char *why,
-			    size_t len)
-{
-	struct ptimer_err err;
-
-	*pairs = 0;
-	if (!env->prctl && completions(&p->img)) {
-		snprintf(why, len, "completing what criu makes (a pending expiry, a thread CPU clock, a pid-namespace "
-			 "leader's timer) needs the exact-ID prctl, which this kernel lacks");
-		return false;
+	in->img_mode = img->criu_mode;
+	in->state_in_core = img->state_in_core;
+	in->timers_in_core = img->timers_in_core;
+	in->whole = p->whole;
+	in->counts_known = img->counts_known;
+	in->n_timers = p->whole ? img->n_timers : p->n_timers;
+	in->slice = image_has_slice(img);
+	in->n_leader_aimed = img->n_leader_aimed;
+	if (!p->whole) {
+		in->n_pending = img->n_pending;
+		in->n_clock_tid = img->n_clock_tid;
+		return;
 	}
-	if (criu_loop_pairs(p, env->dir, pairs, &err)) {
-		snprintf(why, len, "%s", err.msg);
-		return false;
-	}
-	if (*pairs > CRIU_LOOP_PAIRS_MAX) {
-		snprintf(why, len, "criu's loop would need %llu create/delete pairs (more than %d)",
-			 (unsigned long long)*pairs, CRIU_LOOP_PAIRS_MAX);
-		return false;
-	}
-	return true;
+	in->n_pending = ptimer_image_pending(img);
+	in->n_clock_tid = 0;
+	for (uint32_t i = 0; i < img->n_timers; i++)
+		in->n_clock_tid += ptimer_thread_clock(img->timers[i].clock_id) && img->timers[i].clock_tid;
 }
 
 static bool has_thread(const struct ptimer_criu_task *task, pid_t tid)
@@ -270,23 +133,21 @@ static bool has_thread(const struct ptimer_criu_task *task, pid_t tid)
 
 /*
  * Is p's image of this checkpoint?  Checked against criu's own images
- * before any task is restored, where a failure is clean (an image of a
- * task criu did not save is dropped before, with a warning): every thread
- * the image names (its threads, a
- * SIGEV_THREAD_ID target, the thread a thread-CPU-clock timer measures) is
- * one of that task's threads there, and the first thread with an rseq
- * area has it where criu's core-<tid>.img says (the address differs from
- * one run of a program to the next: ASLR).  No pstree.img (env->tree
- * NULL): nothing to check against.  Returns 0 or -EINVAL (err set).
+ * before any task is restored, where a failure is clean: every thread the
+ * image names (its threads, a SIGEV_THREAD_ID target, the thread a
+ * thread-CPU-clock timer measures) is one of that task's threads there,
+ * and the first thread with an rseq area has it where criu's
+ * core-<tid>.img says (ASLR moves it from one run of a program to the
+ * next).  Returns 0 or -EINVAL (err set).
  */
-static int check_of_checkpoint(const struct restore_env *env, const struct planned *p, struct ptimer_err *err)
+static int check_of_checkpoint(const struct planning *c, const struct planned *p)
 {
-	const struct ptimer_criu_task *task = ptimer_criu_pstree_task(env->tree, env->n_tree, p->vpid);
-	const char *dir = env->dir;
+	const struct ptimer_criu_task *task = ptimer_criu_pstree_task(c->tree, c->n_tree, p->vpid);
 	const struct ptimer_image *img = &p->img;
+	const char *dir = c->env->dir;
 	bool rseq_checked = false;
 
-	if (!env->tree || !task)
+	if (!task)
 		return 0;
 	for (uint32_t i = 0; i < img->n_threads; i++) {
 		const struct ptimer_thread *th = &img->threads[i];
@@ -294,16 +155,16 @@ static int check_of_checkpoint(const struct restore_env *env, const struct plann
 		uint64_t at;
 
 		if (!has_thread(task, th->tid))
-			return ptimer_errf(err, EINVAL, "%s/ptimers-%d.img is not of this checkpoint: it names thread "
-					   "%d, which criu did not save for task %d (pstree.img)", dir, p->vpid, th->tid,
-					   p->vpid);
+			return ptimer_errf(c->err, EINVAL, "%s/ptimers-%d.img is not of this checkpoint: it names "
+					   "thread %d, which criu did not save for task %d (pstree.img)", dir, p->vpid,
+					   th->tid, p->vpid);
 		if (rseq_checked || !th->rseq_abi_size || ptimer_criu_thread_rseq(dir, th->tid, &at, &rerr) || !at)
 			continue;
 		rseq_checked = true;
 		if (at != th->rseq_abi_pointer)
-			return ptimer_errf(err, EINVAL, "%s/ptimers-%d.img is not of this checkpoint: it was written "
-					   "by another dump of task %d (its thread %d's memory is laid out otherwise "
-					   "than in core-%d.img: rseq area at %#llx, not %#llx); put back the "
+			return ptimer_errf(c->err, EINVAL, "%s/ptimers-%d.img is not of this checkpoint: it was "
+					   "written by another dump of task %d (its thread %d's memory is laid out "
+					   "otherwise than in core-%d.img: rseq area at %#llx, not %#llx); put back the "
 					   "ptimers-%d.img dumped with these images, or remove it to restore as criu "
 					   "alone would", dir, p->vpid, p->vpid, th->tid, th->tid,
 					   (unsigned long long)th->rseq_abi_pointer, (unsigned long long)at, p->vpid);
@@ -313,336 +174,371 @@ static int check_of_checkpoint(const struct restore_env *env, const struct plann
 		pid_t tid = tm->sigev_notify & PTIMER_SIGEV_THREAD_ID ? tm->notify_tid : 0;
 
 		if (tid && !has_thread(task, tid))
-			return ptimer_errf(err, EINVAL, "%s/ptimers-%d.img: timer %d is aimed at thread %d, which criu "
-					   "did not save for task %d (pstree.img): the image is not of this checkpoint "
-					   "or was edited", dir, p->vpid, tm->timer_id, tid, p->vpid);
+			return ptimer_errf(c->err, EINVAL, "%s/ptimers-%d.img: timer %d is aimed at thread %d, which "
+					   "criu did not save for task %d (pstree.img): the image is not of this "
+					   "checkpoint or was edited", dir, p->vpid, tm->timer_id, tid, p->vpid);
 		if (tm->clock_tid && !has_thread(task, tm->clock_tid))
-			return ptimer_errf(err, EINVAL, "%s/ptimers-%d.img: timer %d measures thread %d, which criu "
-					   "did not save for task %d (pstree.img): the image is not of this checkpoint "
-					   "or was edited", dir, p->vpid, tm->timer_id, tm->clock_tid, p->vpid);
+			return ptimer_errf(c->err, EINVAL, "%s/ptimers-%d.img: timer %d measures thread %d, which "
+					   "criu did not save for task %d (pstree.img): the image is not of this "
+					   "checkpoint or was edited", dir, p->vpid, tm->timer_id, tm->clock_tid, p->vpid);
 	}
 	return 0;
 }
 
-
-static unsigned int n_loop_left, n_loop_taken;	/* criu_loop_cheap's answers, for the log */
-
-/*
- * Who makes the timers of an image read whole, and whether ptimer checks
- * what criu made:
- *   native image                     criu, checked
- *   auto image, criu makes exact IDs criu
- *   auto image, criu's loop cheap    criu (criu_loop_cheap)
- *   anything else                    ptimer
- * and a plugin ahead of ptimer, which may keep RESUME_DEVICES_LATE from
- * it, turns ptimer into criu, checked where ptimer is called.
- */
-static void decide_maker(struct planned *p, const struct restore_env *env)
+/* criu's timers of task vpid, sorted by ID (*out malloc'd, NULL: none). */
+static int core_timers(struct ptimer_criu_core *core, struct ptimer_timer **out, uint32_t *n,
+		       struct ptimer_err *err)
 {
-	const struct ptimer_image *img = &p->img;
-	bool auto_ = img->criu_mode == PTIMER_CRIU_AUTO && !env->takeover;
-	uint64_t pairs = 0;
-	char why[640] = "";
+	int ret = ptimer_criu_core_timers(core, out, n, err);
 
-	p->verify = img->criu_mode == PTIMER_CRIU_NATIVE;
-	if (p->verify || (auto_ && env->exact))
-		p->maker = MAKER_CRIU;
-	else if (auto_ && criu_loop_cheap(p, env, &pairs, why, sizeof(why)))
-		p->maker = MAKER_CRIU;
-	else
-		p->maker = MAKER_PTIMER;
-	if (auto_ && !env->exact) {
-		if (p->maker == MAKER_CRIU) {
-			n_loop_left++;
-			ptimer_log(PTIMER_LOG_DEBUG, "task vpid %d: criu's create/delete loop makes its timer IDs in "
-				   "%llu pairs (at most %d): left to criu", p->vpid, (unsigned long long)pairs,
-				   CRIU_LOOP_PAIRS_MAX);
-		} else {
-			n_loop_taken++;
-			ptimer_log(PTIMER_LOG_DEBUG, "task vpid %d: ptimer restores its timers: %s", p->vpid, why);
-		}
-	}
-	if (p->maker == MAKER_PTIMER && ahead[0]) {
-		p->maker = MAKER_CRIU;
-		p->verify = true;
-	}
-}
-
-/*
- * What the maker needs of criu's core image: the timers' timing where
- * ptimer makes, checks or completes them; the timers themselves where the
- * image lists none (timers_in_core) and ptimer makes or checks them; and,
- * where ptimer makes them, the core image without them in the overlay.  A
- * directory the overlay cannot be made in (read-only) leaves them to
- * criu, checked.
- */
-static int take_from_core(struct planned *p, const struct restore_env *env, struct ptimer_err *err)
-{
-	struct ptimer_image *img = &p->img;
-	struct ptimer_criu_core *c = NULL;
-	bool own = p->maker == MAKER_PTIMER || p->verify;
-	bool need_state = img->n_timers && (own || ptimer_image_pending(img) || clock_timers(img));
-	bool take = img->timers_in_core && own, own_ct = true;
-	struct ptimer_timer *ct = NULL;	/* criu's timers, sorted by ID */
-	uint32_t nc = 0;
-	int ret;
-
-	if (!need_state && !take && p->maker != MAKER_PTIMER)
-		return 0;
-	ret = ptimer_criu_core_open(env->dir, p->vpid, &c, err);
-	if (!ret && (take || need_state))
-		ret = core_timers_by_id(c, &ct, &nc, err);
-	if (!ret && take) {
-		take_core_timers(img, ct, nc, p->vpid);
-		own_ct = false;
-	}
-	if (!ret && need_state)
-		ret = fill_state(img, ct, nc, p->vpid, err);
-	if (own_ct)
-		free(ct);
-	if (!ret && p->maker == MAKER_PTIMER && ptimer_criu_core_n_timers(c)) {
-		char ov[4200], dest[4300];
-
-		/* criu reads the core image without the timers from the overlay,
-		 * and restores the task to die with it (hold_by_pdeath) */
-		ret = overlay_make(env->dir, ov, sizeof(ov), err);
-		snprintf(dest, sizeof(dest), "%s/core-%d.img", ov, p->vpid);
-		if (!ret)
-			ret = ptimer_criu_core_pdeath(c, SIGKILL, &p->pdeath_orig, err);
-		if (!ret)
-			ret = ptimer_criu_core_strip(c, dest, err);
-		p->pdeath = !ret;
-		if (ret) {
-			/* a read-only directory: criu makes them, as it saved them */
-			ptimer_log(PTIMER_LOG_WARN, "task vpid %d: %s; criu restores its timers as it saved them "
-				   "and ptimer checks them", p->vpid, err->msg);
-			p->maker = MAKER_CRIU;
-			p->verify = true;
-			ret = 0;
-		}
-	}
-	ptimer_criu_core_close(c);
+	if (!ret && *n)
+		qsort(*out, *n, sizeof(**out), ptimer_timer_cmp_id);
 	return ret;
 }
 
 /*
- * plan_task - the one decision for a task, whose image's head is read:
- * who makes its timers (decide_maker), what that takes from criu's core
- * image (take_from_core), and whether RESUME_DEVICES_LATE has work in it.
- * Where criu makes exact IDs itself and nothing of ptimer's follows but
- * rseq slice state, the head is all the restore reads.  Images in a
- * format no release of the plugin writes are refused with one line.
- * Returns 0 or -errno (err set).
+ * The create/delete pairs criu's loop needs for the task's timers (their
+ * largest ID + 1 - how many), from the image or, where it lists none,
+ * criu's core image.
  */
-static int plan_task(struct planned *p, const struct restore_env *env, struct ptimer_err *err)
+static int loop_pairs(const struct planning *c, const struct planned *p, uint64_t *pairs)
 {
-	struct ptimer_image *img = &p->img;
-	char path[4400];
-	int ret;
+	const struct ptimer_image *img = &p->img;
+	struct ptimer_criu_core *core = NULL;
+	struct ptimer_timer *ct = NULL;
+	uint32_t n = img->n_timers;
+	int64_t max = -1;
+	int ret = 0;
 
-	if (img->criu_mode == PTIMER_IMG_STANDALONE)
-		return ptimer_errf(err, EINVAL, "%s/ptimers-%d.img was written by `ptimer dump`, not by the CRIU "
-				   "plugin: restore it with `ptimer restore`, or remove it to restore as criu alone "
-				   "would", env->dir, p->vpid);
-	if (!img->state_in_core && p->n_timers)
-		return ptimer_errf(err, EINVAL, "%s/ptimers-%d.img keeps task %d's timer timing itself, a format "
-				   "of a development ptimer that no release restores: dump again", env->dir, p->vpid,
-				   p->vpid);
-	if (img->criu_mode == PTIMER_CRIU_AUTO && !env->takeover && env->exact && img->counts_known &&
-	    !completions(img)) {
-		p->maker = MAKER_CRIU;
-		p->work = slice_to_restore(img);
-		if (p->work)	/* its threads' slice state (in the head) */
-			return check_of_checkpoint(env, p, err);
-		/* criu makes them with exact IDs and checks each ID it gets
-		 * (criu/pie/restorer.c): nothing after it is ptimer's */
-		ptimer_log(PTIMER_LOG_DEBUG, "task vpid %d: criu restores its %u POSIX timers (criu-mode auto); "
-			   "nothing of ptimer's after it, so its image is read no further than its head",
-			   p->vpid, p->n_timers);
-		return 0;
+	if (img->timers_in_core) {
+		ret = ptimer_criu_core_open(c->env->dir, p->vpid, &core, c->err);
+		if (!ret)
+			ret = ptimer_criu_core_timers(core, &ct, &n, c->err);
+		for (uint32_t i = 0; !ret && i < n; i++)
+			max = ct[i].timer_id > max ? ct[i].timer_id : max;
+		free(ct);
+		ptimer_criu_core_close(core);
+	} else {
+		for (uint32_t i = 0; i < n; i++)
+			max = img->timers[i].timer_id > max ? img->timers[i].timer_id : max;
 	}
-	ptimer_image_free(img);
-	snprintf(path, sizeof(path), "%s/ptimers-%d.img", env->dir, p->vpid);
-	/* the file as list_images read it, where it kept it */
-	ret = p->raw ? ptimer_image_parse(path, p->raw, p->raw_len, img, NULL, err) : ptimer_image_read(path, img, err);
-	if (!ret)
-		ret = check_of_checkpoint(env, p, err);
-	if (ret)
-		return ret;
-	decide_maker(p, env);
-	ret = take_from_core(p, env, err);
-	if (ret)
-		return ret;
-	p->work = p->maker == MAKER_PTIMER || p->verify || completions(img) || slice_to_restore(img);
-	if (!p->work && img->timers_in_core)
-		ptimer_log(PTIMER_LOG_DEBUG, "task vpid %d: criu restores its POSIX timers, all of them from its core "
-			   "image (criu-mode auto); nothing of ptimer's after it", p->vpid);
-	else if (!p->work)
-		ptimer_log(PTIMER_LOG_DEBUG, "task vpid %d: criu restores its %u POSIX timers (criu-mode auto); "
-			   "nothing of ptimer's after it", p->vpid, p->n_timers);
-	return 0;
+	*pairs = ret ? 0 : (uint64_t)(max + 1) - n;
+	return ret;
+}
+
+/* The log line of a decision of criu-mode auto under criu's loop, which
+ * the tests and users read for the pairs. */
+static void log_loop(struct planning *c, const struct planned *p, const struct decide_in *in)
+{
+	if (p->d.outcome == DECIDE_CRIU) {
+		c->n_loop_left++;
+		ptimer_log(PTIMER_LOG_DEBUG, "task vpid %d: criu's create/delete loop makes its timer IDs in %llu "
+			   "pairs (at most %d): left to criu", p->vpid, (unsigned long long)in->pairs,
+			   CRIU_LOOP_PAIRS_MAX);
+		return;
+	}
+	c->n_loop_taken++;
+	if (in->pairs_known && in->pairs > CRIU_LOOP_PAIRS_MAX)
+		ptimer_log(PTIMER_LOG_DEBUG, "task vpid %d: ptimer restores its timers: criu's loop would need %llu "
+			   "create/delete pairs (more than %d)", p->vpid, (unsigned long long)in->pairs,
+			   CRIU_LOOP_PAIRS_MAX);
+	else
+		ptimer_log(PTIMER_LOG_DEBUG, "task vpid %d: ptimer restores its timers: %s", p->vpid, p->d.why);
 }
 
 /*
- * The ptimers images in criu's image directory (through criu's own fd: the
- * directory criu reads), each one's head into the plan, sorted by vpid;
- * what restores that did not finish left there cleaned on the way
- * (clean_leftover).  *auto_seen, *n_native: images of those modes.
- * Returns 0 or -errno (err set).
+ * decide() until it has an answer, reading what it asks for: the whole
+ * image (checked against criu's images then), criu's loop pairs.
+ * Images in a format no release writes are refused with one line.
  */
-struct list_ctx {
-	const char *dir;
-	int *auto_seen, *n_native;
-	size_t cap, n_entries;
-	struct ptimer_err *err;
-	int ret;		/* a failure of list_one: -errno, err set */
-};
-
-static int list_entry(int fd, const char *name, struct list_ctx *l);
-
-/* One entry of the image directory (list_images, by dir_each): 0, or 1
- * to stop with l->ret set. */
-static int list_one(int fd, const char *name, unsigned type, void *arg)
+static int decide_task(struct planning *c, struct planned *p, const char *raw, size_t raw_len)
 {
-	struct list_ctx *l = arg;
+	const struct plan_env *env = c->env;
+	struct decide_in in = { .takeover = env->conf->criu_mode == PTIMER_CRIU_TAKEOVER, .criu_exact = c->exact,
+				.prctl = c->prctl, .ahead = env->ahead[0] != 0 };
+	char path[4400];
+	int ret;
 
-	(void)type;
-	l->n_entries++;
-	l->ret = list_entry(fd, name, l);
-	return l->ret ? 1 : 0;
+	snprintf(path, sizeof(path), "%s/ptimers-%d.img", env->dir, p->vpid);
+	for (;;) {
+		facts(p, &in);
+		p->d = decide(&in);
+		switch (p->d.outcome) {
+		case DECIDE_REFUSE:
+			return ptimer_errf(c->err, EINVAL, "%s %s", path, p->d.why);
+		case DECIDE_READ_IMAGE:
+			ptimer_image_free(&p->img);
+			ret = ptimer_image_parse(path, raw, raw_len, &p->img, NULL, c->err);
+			if (ret)
+				return ret;
+			p->whole = true;
+			ret = check_of_checkpoint(c, p);
+			if (ret)
+				return ret;
+			continue;
+		case DECIDE_COUNT_PAIRS:
+			ret = loop_pairs(c, p, &in.pairs);
+			if (ret)
+				return ret;
+			in.pairs_known = true;
+			continue;
+		default:
+			break;
+		}
+		break;
+	}
+	if (!p->whole && (p->d.todo & DO_SLICE))	/* its threads' slice state, in the head */
+		return check_of_checkpoint(c, p);
+	if (p->img.criu_mode == PTIMER_CRIU_AUTO && !in.takeover && !c->exact)
+		log_loop(c, p, &in);
+	if (p->d.outcome == DECIDE_CRIU && !p->d.todo && p->img.timers_in_core)
+		ptimer_log(PTIMER_LOG_DEBUG, "task vpid %d: criu restores its POSIX timers, all of them from its core "
+			   "image (criu-mode auto); nothing of ptimer's after it", p->vpid);
+	else if (p->d.outcome == DECIDE_CRIU && !p->d.todo)
+		ptimer_log(PTIMER_LOG_DEBUG, "task vpid %d: criu restores its %u POSIX timers (criu-mode auto); "
+			   "nothing of ptimer's after it%s", p->vpid, p->n_timers,
+			   p->whole ? "" : ", so its image is read no further than its head");
+	return 0;
 }
 
-static int list_entry(int fd, const char *name, struct list_ctx *l)
+/* One entry of the image directory: a ptimers image's head into the plan
+ * and decided; what restores that did not finish left, cleaned. */
+static int list_one(int fd, const char *name, unsigned type, void *arg)
 {
-	char path[4400];
+	struct planning *c = arg;
+	char path[4400], *raw = NULL;
+	size_t raw_len = 0;
 	struct planned *p;
 	int vpid, end = 0, ret = 0;
 
+	(void)type;
+	c->n_entries++;
 	if (name[0] == '.' || !strncmp(name, "core-", 5))
-		ret = clean_leftover(l->dir, fd, name, l->err);
+		ret = clean_leftover(c->env->dir, fd, name, c->err);
 	if (ret || strncmp(name, "ptimers-", 8) || sscanf(name, "ptimers-%d.img%n", &vpid, &end) != 1 || name[end])
-		return ret;
-	if (n_plan == l->cap) {
-		struct planned *v = realloc(plan, (l->cap = l->cap ? 2 * l->cap : 16) * sizeof(*v));
+		return (c->failed = ret != 0), ret;
+	if (!c->tree_read) {
+		struct ptimer_err terr;
 
-		if (!v)
-			return ptimer_errf(l->err, ENOMEM, "out of memory");
-		plan = v;
+		/* at the first image: a restore without any costs neither */
+		c->exact = criu_makes_exact_ids(c->exact_why, sizeof(c->exact_why));
+		/* criu fails a restore without it itself */
+		c->tree_read = true;
+		if (ptimer_criu_pstree_read(c->env->dir, &c->tree, &c->n_tree, &terr))
+			ptimer_log(PTIMER_LOG_DEBUG, "%s; the ptimers images are not checked against it", terr.msg);
 	}
-	p = memset(&plan[n_plan], 0, sizeof(*plan));
-	p->vpid = vpid;
-	snprintf(path, sizeof(path), "%s/%s", l->dir, name);
+	if (c->tree && !ptimer_criu_pstree_task(c->tree, c->n_tree, vpid)) {
+		ptimer_log(PTIMER_LOG_WARN, "%s/%s: criu saved no task %d in this checkpoint (pstree.img); ignored",
+			   c->env->dir, name, vpid);
+		return 0;
+	}
+	p = plan_add(c, vpid);
+	c->failed = true;
+	if (!p)
+		return ptimer_errf(c->err, ENOMEM, "out of memory");
+	p->has_image = true;
+	snprintf(path, sizeof(path), "%s/%s", c->env->dir, name);
 	/* the head first: it may be all the restore needs */
-	ret = ptimer_image_file(path, &p->raw, &p->raw_len, l->err);
+	ret = ptimer_image_file(path, &raw, &raw_len, c->err);
 	if (!ret)
-		ret = ptimer_image_parse(path, p->raw, p->raw_len, &p->img, &p->n_timers, l->err);
-	if (ret || p->raw_len > PLAN_RAW_KEEP)
-		drop_raw(p);
+		ret = ptimer_image_parse(path, raw, raw_len, &p->img, &p->n_timers, c->err);
+	if (!ret)
+		ret = decide_task(c, p, raw, raw_len);
+	free(raw);
+	c->failed = ret != 0;
+	return ret;
+}
+
+/*
+ * The timers' timing where ptimer makes, checks or completes them, from
+ * criu's core image: the same timers (the plugin saved its image while
+ * criu held the task stopped, before criu saved it).  A timer whose clock
+ * the image changed (the CPU clock of a thread gone: CLOCK_MONOTONIC,
+ * disarmed) keeps none.  Where the image lists none (timers_in_core),
+ * criu's are taken whole, as ptimer's dump gives them: a notification
+ * that is no SIGEV_THREAD_ID one names the process.
+ */
+static int take_timing(const struct planning *c, struct planned *p, struct ptimer_criu_core *core)
+{
+	struct ptimer_image *img = &p->img;
+	struct ptimer_timer *ct = NULL;
+	uint32_t nc = 0;
+	int ret = core_timers(core, &ct, &nc, c->err);
+
 	if (ret)
 		return ret;
-	*l->auto_seen |= p->img.criu_mode == PTIMER_CRIU_AUTO;
-	*l->n_native += p->img.criu_mode == PTIMER_CRIU_NATIVE;
-	n_plan++;
+	if (p->d.needs & NEED_CORE_TIMERS) {
+		for (uint32_t i = 0; i < nc; i++)
+			if (!(ct[i].sigev_notify & PTIMER_SIGEV_THREAD_ID))
+				ct[i].notify_tid = p->vpid;
+		img->timers = ct;
+		img->n_timers = nc;
+		return 0;
+	}
+	if (nc != img->n_timers)
+		ret = ptimer_errf(c->err, EINVAL, "core-%d.img holds %u POSIX timers, ptimers-%d.img %u: they are not "
+				  "of the same dump; dump again", p->vpid, nc, p->vpid, img->n_timers);
+	for (uint32_t i = 0; !ret && i < img->n_timers; i++) {
+		struct ptimer_timer *tm = &img->timers[i];
+		const struct ptimer_timer *f = bsearch(tm, ct, nc, sizeof(*ct), ptimer_timer_cmp_id);
+
+		if (!f) {
+			ret = ptimer_errf(c->err, EINVAL, "core-%d.img has no timer %d, which ptimers-%d.img holds: "
+					  "they are not of the same dump; dump again", p->vpid, tm->timer_id, p->vpid);
+			break;
+		}
+		if (f->clock_id == tm->clock_id) {
+			tm->it_value = f->it_value;
+			tm->it_interval = f->it_interval;
+			tm->overrun = f->overrun;
+		}
+		ptimer_pending_drop_stale(tm);
+	}
+	free(ct);
+	return ret;
+}
+
+/*
+ * What p's decision needs of criu's core image: its timing (take_timing),
+ * and into the overlay, where ptimer makes its timers, the core image
+ * without them; where the tree is held, with pdeath_sig SIGKILL (the
+ * dumped one kept for RESUME_DEVICES_LATE).  A core image that cannot be
+ * written into the overlay (ov_path NULL: there is none) leaves the
+ * timers to criu, checked.
+ */
+static int prepare_task(struct planning *c, struct planned *p, bool hold, const char *ov_path)
+{
+	bool strip = p->has_image && p->d.outcome == DECIDE_PTIMER;
+	struct ptimer_criu_core *core = NULL;
+	char dest[4400];
+	int ret;
+
+	if (!hold && !strip && !(p->d.needs & (NEED_TIMING | NEED_CORE_TIMERS)))
+		return 0;
+	ret = ptimer_criu_core_open(c->env->dir, p->vpid, &core, c->err);
+	if (!ret && (p->d.needs & (NEED_TIMING | NEED_CORE_TIMERS)))
+		ret = take_timing(c, p, core);
+	/* a zombie or a helper criu makes exit: nothing to hold */
+	if (ret || (!strip && (!hold || !ptimer_criu_core_runs(core)))) {
+		ptimer_criu_core_close(core);
+		return ret;
+	}
+	if (strip)
+		ptimer_criu_core_strip(core);
+	ret = ov_path ? ptimer_criu_core_pdeath(core, SIGKILL, &p->pdeath_orig, c->err) :
+			ptimer_errf(c->err, -c->ov->mkdir_err, "%s", c->ov->mkdir_msg);
+	if (!ret) {
+		snprintf(dest, sizeof(dest), "%s/core-%d.img", ov_path, p->vpid);
+		ret = ptimer_criu_core_write(core, dest, c->err);
+	}
+	ptimer_criu_core_close(core);
+	p->held = !ret;
+	if (!ret)
+		return 0;
+	ptimer_log(PTIMER_LOG_WARN, "task vpid %d: %s; criu restores %s", p->vpid, c->err->msg,
+		   strip ? "its timers as it saved them and ptimer checks them" :
+			   "it without the parent-death signal that ends it with a killed criu");
+	if (strip) {
+		struct decide_in in = { .takeover = c->env->conf->criu_mode == PTIMER_CRIU_TAKEOVER,
+					.criu_exact = c->exact, .prctl = c->prctl, .ahead = c->env->ahead[0] != 0,
+					.no_overlay = true, .pairs_known = true, .pairs = UINT64_MAX };
+
+		facts(p, &in);
+		p->d = decide(&in);
+	}
 	return 0;
 }
 
 /*
- * The ptimers images in criu's image directory (through criu's own fd: the
- * directory criu reads), each one's head into the plan, sorted by vpid;
- * what restores that did not finish left there cleaned on the way
- * (clean_leftover).  *auto_seen, *n_native: images of those modes.
- * Returns 0 or -errno (err set).
+ * Every task ptimer makes the timers of has none from criu's
+ * __restore_switch_stage(CR_STATE_COMPLETE), when criu lets the tasks run
+ * to the end of their rt_sigreturn, to ptimer's first RESUME_DEVICES_LATE
+ * call; criu calls no plugin between (criu/cr-restore.c
+ * restore_root_task()).  So where there is such a task, every task of
+ * the tree is restored with the parent-death signal SIGKILL (criu's
+ * restorer sets thread_core.pdeath_sig in its RESTORE_CREDS stage,
+ * criu/pie/restorer.c): the root is criu's child, each child its
+ * parent's, so a criu killed before ptimer's call takes the whole tree
+ * with it, as if the restore had failed, never a part of it (a task
+ * without timers left orphaned).  ptimer puts the dumped signals back
+ * once every task has its timers (resume.c).
  */
-static int list_images(const char *dir, int *auto_seen, int *n_native, struct ptimer_err *err)
+static int prepare(struct planning *c)
 {
-	struct list_ctx l = { dir, auto_seen, n_native, 0, 0, err, 0 };
-	int ret = dir_each(criu_get_image_dir(), ".", list_one, &l);
+	char ov_path[4200];
+	struct ptimer_err oerr;
+	bool hold, have_ov;
+	int ret = 0;
 
-	if (l.ret)
-		ret = l.ret;
-	else if (ret < 0 && !l.n_entries)
-		return 0;	/* not opened: criu fails such a restore itself */
-	else if (ret < 0)
-		ret = ptimer_errf(err, -ret, "cannot list the image directory %s: %s", dir, strerror(-ret));
-	if (n_plan)
-		qsort(plan, n_plan, sizeof(*plan), cmp_vpid);
+	for (size_t i = 0; i < c->plan->n; i++)
+		c->plan->n_ptimer += c->plan->task[i].d.outcome == DECIDE_PTIMER;
+	have_ov = c->plan->n_ptimer && !overlay_make(c->ov, c->env->dir, ov_path, sizeof(ov_path), &oerr);
+	hold = have_ov;
+	/* every task of the tree, the ones without an image too */
+	for (uint32_t i = 0; hold && c->tree && i < c->n_tree; i++) {
+		if (plan_find(c->plan, c->tree[i].vpid))
+			continue;
+		if (!plan_add(c, c->tree[i].vpid))
+			return ptimer_errf(c->err, ENOMEM, "out of memory");
+		qsort(c->plan->task, c->plan->n, sizeof(*c->plan->task), cmp_vpid);
+	}
+	c->plan->n_ptimer = 0;
+	for (size_t i = 0; !ret && i < c->plan->n; i++) {
+		struct planned *p = &c->plan->task[i];
+
+		ret = prepare_task(c, p, hold, have_ov ? ov_path : NULL);
+		c->plan->n_ptimer += p->has_image && p->d.outcome == DECIDE_PTIMER;
+		c->plan->n_work += planned_work(p);
+	}
 	return ret;
 }
 
-/* Images of tasks criu did not save (an earlier dump's, left in the
- * directory) dropped from the plan, with a warning. */
-static void drop_foreign(const struct restore_env *env)
+int plan_restore(struct plan *plan, struct overlay *ov, const struct plan_env *env)
 {
-	size_t k = 0;
-
-	for (size_t i = 0; i < n_plan; i++) {
-		if (ptimer_criu_pstree_task(env->tree, env->n_tree, plan[i].vpid)) {
-			plan[k++] = plan[i];
-			continue;
-		}
-		ptimer_log(PTIMER_LOG_WARN, "%s/ptimers-%d.img: criu saved no task %d in this checkpoint "
-			   "(pstree.img); ignored", env->dir, plan[i].vpid, plan[i].vpid);
-		ptimer_image_free(&plan[i].img);
-		drop_raw(&plan[i]);
-	}
-	n_plan = k;
-}
-
-int plan_restore(void)
-{
-	struct restore_env env = { .takeover = conf.criu_mode == PTIMER_CRIU_TAKEOVER };
 	struct ptimer_err err;
-	char dir[4096];
-	int ret, auto_seen = 0, n_native = 0;
+	struct planning c = { .env = env, .plan = plan, .ov = ov, .err = &err };
+	int ret = 0, n_native = 0, n_auto = 0;
+	bool takeover = env->conf->criu_mode == PTIMER_CRIU_TAKEOVER;
 
-	n_loop_left = n_loop_taken = 0;
-	image_dir(dir, sizeof(dir));
-	env.dir = dir;
-	ret = list_images(dir, &auto_seen, &n_native, &err);
-	env.exact = (auto_seen || (n_plan && conf.criu_mode == PTIMER_CRIU_AUTO)) && can_criu_restore_exact();
-	env.prctl = prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS, PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) >= 0;
-	/* the mode in force is the dump's, image by image */
+	c.prctl = prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS, PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) >= 0;
+	ret = dir_each(criu_get_image_dir(), ".", list_one, &c);
+	if (ret < 0 && !c.failed && !c.n_entries)
+		ret = 0;	/* not opened: criu fails such a restore itself */
+	else if (ret < 0 && !c.failed)
+		ret = ptimer_errf(&err, -ret, "cannot list the image directory %s: %s", env->dir, strerror(-ret));
+	if (plan->n)
+		qsort(plan->task, plan->n, sizeof(*plan->task), cmp_vpid);
+	for (size_t i = 0; i < plan->n; i++) {
+		n_native += plan->task[i].img.criu_mode == PTIMER_CRIU_NATIVE;
+		n_auto += plan->task[i].img.criu_mode == PTIMER_CRIU_AUTO;
+	}
 	if (!ret && n_native)
 		ptimer_log(PTIMER_LOG_INFO, "criu-mode native (the dump's) for %d task%s: criu restores their timers, "
 			   "ptimer checks them against their ptimers images (ID, clock, notification, signal, thread; "
 			   "the timing is criu's)", n_native, n_native == 1 ? "" : "s");
-	if (!ret && auto_seen)
-		ptimer_log(PTIMER_LOG_INFO, "criu-mode auto: %s: %s", criu_exact_why,
-			   env.exact && !env.takeover ? "criu restores the timers it saved right, ptimer the rest" :
-			   env.exact ? "but criu-mode takeover in the restore's settings: ptimer restores every task's "
-				       "timers" :
-			   env.takeover ? "criu-mode takeover in the restore's settings: ptimer restores every task's "
-					  "timers" :
+	if (!ret && n_auto)
+		ptimer_log(PTIMER_LOG_INFO, "criu-mode auto: %s: %s", c.exact_why,
+			   c.exact && !takeover ? "criu restores the timers it saved right, ptimer the rest" :
+			   c.exact ? "but criu-mode takeover in the restore's settings: ptimer restores every task's "
+				     "timers" :
+			   takeover ? "criu-mode takeover in the restore's settings: ptimer restores every task's "
+				      "timers" :
 			   "ptimer restores the timers of the tasks whose IDs that loop would reach slowly");
-	if (!ret && n_plan && ptimer_criu_pstree_read(dir, &env.tree, &env.n_tree, &err)) {
-		/* criu fails such a restore itself */
-		ptimer_log(PTIMER_LOG_DEBUG, "%s; the ptimers images are not checked against it", err.msg);
-		env.tree = NULL;
-		env.n_tree = 0;
-	}
-	if (!ret && env.tree)
-		drop_foreign(&env);
-	for (size_t i = 0; !ret && i < n_plan; i++) {
-		ret = plan_task(&plan[i], &env, &err);
-		drop_raw(&plan[i]);
-		n_work += plan[i].work;
-	}
 	if (!ret)
-		ret = hold_by_pdeath(dir, env.tree, env.n_tree, &err);
-	ptimer_criu_pstree_free(env.tree, env.n_tree);
-	ptimer_criu_core_forget();
-	if (!ret && n_loop_left + n_loop_taken)
+		ret = prepare(&c);
+	ptimer_criu_pstree_free(c.tree, c.n_tree);
+	if (!ret && c.n_loop_left + c.n_loop_taken)
 		ptimer_log(PTIMER_LOG_INFO, "criu-mode auto: %u task%s left to criu's create/delete loop (at most %d "
-			   "pairs each), %u restored by ptimer", n_loop_left, n_loop_left == 1 ? "" : "s",
-			   CRIU_LOOP_PAIRS_MAX, n_loop_taken);
+			   "pairs each), %u restored by ptimer", c.n_loop_left, c.n_loop_left == 1 ? "" : "s",
+			   CRIU_LOOP_PAIRS_MAX, c.n_loop_taken);
 	if (!ret)
-		ret = overlay_switch(&err);
+		ret = overlay_switch(ov, &err);
 	if (!ret && ptimer_fault("restore-init"))
 		ret = ptimer_errf(&err, EIO, "injected failure at the end of init(RESTORE)");
 	if (ret) {
 		ptimer_log(PTIMER_LOG_ERROR, "%s", err.msg);
-		overlay_done();
-		free_plan();
+		overlay_done(ov);
+		plan_free(plan);
 		return -1;
 	}
 	return 0;

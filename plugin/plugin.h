@@ -1,25 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ptimer_plugin.so's parts, one file each, and what they share:
+ * ptimer_plugin.so's parts and the one run context they share.
  *
- *   hooks.c    criu's calls: the hook table, the settings, the log, the
- *              plugin's own time per phase
- *   ahead.c    the plugins criu loaded before ptimer, which can keep it
- *              from a hook
- *   criu_self.c  what the criu running the plugin can do
- *   dump.c     CHECKPOINT_DEVICES: what criu does not save, into
- *              ptimers-<vpid>.img
- *   plan.c     init(RESTORE): who restores each task's timers, and how,
- *              decided once into the restore plan (struct planned)
- *   overlay.c  the directory criu reads where ptimer takes timers out of
- *              criu's core images
- *   pdeath.c   the tasks the plan holds with the parent-death signal, so
- *              that they die with a killed criu
- *   resume.c   RESUME_DEVICES_LATE: the plan carried out in each task
+ *   hooks.c    criu's calls: owns the run context (struct run), the
+ *              settings, the log, the plugin's own time
+ *   ahead.c    the plugins criu loaded before ptimer
+ *   criu_self.c  whether the criu running the plugin makes exact IDs
+ *   dump.c     CHECKPOINT_DEVICES and exit(DUMP)
+ *   decide.c   who restores a task's timers: the decision table, pure
+ *   plan.c     init(RESTORE): each task's decision, and what it needs
+ *              prepared before criu reads a core image
+ *   overlay.c  the directory criu reads where ptimer restores the timers
+ *   resume.c   RESUME_DEVICES_LATE: the plan carried out in the tree
+ *   criu_core.c  criu's core and pstree images
  *
- * Nothing here is seen by criu: the .so exports CR_PLUGIN_DESC and what
- * libptimer.a gives (the names below are hidden, so that no symbol of the
- * criu executable can stand in for them).
+ * Calls go down only: hooks.c calls the others, plan.c calls decide.c,
+ * overlay.c and criu_core.c; nothing calls back up.  The parts take what
+ * they need as arguments; only hooks.c keeps state between hooks.
+ *
+ * Nothing here is seen by criu: the .so exports CR_PLUGIN_DESC only.
  */
 #ifndef PTIMER_PLUGIN_PLUGIN_H
 #define PTIMER_PLUGIN_PLUGIN_H
@@ -29,141 +28,78 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "core/task.h"
 #include "images/image.h"
 #include "lib/err.h"
 #include "plugin/conf.h"
+#include "plugin/decide.h"
 
 #pragma GCC visibility push(hidden)
 
 #define PLUGIN_NAME "ptimer"
 
-/* The settings of this run (hooks.c: read at init). */
-extern struct ptimer_plugin_conf conf;
-
 /* criu-mode's name as the settings file spells it. */
 const char *criu_mode_name(enum ptimer_criu_mode m);
 
+/* --- ahead.c ------------------------------------------------------------- */
+
 /*
- * image_dir - the image directory criu was given (-D), as a path into
- * buf[len] that reaches it through criu's own descriptor:
- * /proc/self/fd/N of a duplicate the plugin holds for the stage.  The
- * plugin's messages show the directory's name in its place (hooks.c).
+ * find_ahead - the plugins criu loaded before ptimer that have a handler for
+ * hook (CR_PLUGIN_HOOK__*) and are not disabled, as "NAME (PATH), ..." into
+ * buf[len] ("" when none).  criu runs each plugin's init as it loads it
+ * (criu/plugin.c cr_lib_load()), so at ptimer's init those loaded are the
+ * ones ahead of it in every hook's chain.
  */
-void image_dir(char *buf, size_t len);
+void find_ahead(int hook, char *buf, size_t len);
 
 /* --- criu_self.c --------------------------------------------------------- */
 
 /*
- * can_criu_restore_exact - does the criu running us make exact timer IDs
- * itself on this kernel (criu 4.2+, feature timer_cr_ids, and the prctl)?
- * Asked once; criu_exact_why then says what decided it, in a phrase.
+ * criu_makes_exact_ids - does the criu running us make exact timer IDs
+ * itself on this kernel (criu 4.2+, feature timer_cr_ids, and the
+ * prctl)?  why[len]: what decided it, in a phrase.
  */
-bool can_criu_restore_exact(void);
-extern char criu_exact_why[160];
-
-/* --- ahead.c ------------------------------------------------------------- */
-
-/* The names of the plugins ahead of ptimer for the hook find_ahead last
- * looked at ("" when none), and how many tasks our hook was called for. */
-extern char ahead[256];
-extern unsigned int n_seen;
-
-/* The plugins loaded before ptimer with a handler for hook
- * (CR_PLUGIN_HOOK__*), into ahead. */
-void find_ahead(int hook);
-
-/* What a plugin ahead kept from ptimer, said at exit (stage: criu's). */
-void report_ahead(int stage, int ret);
+bool criu_makes_exact_ids(char *why, size_t len);
 
 /* --- dump.c -------------------------------------------------------------- */
 
-/* The CHECKPOINT_DEVICES hook: -ENOTSUP when done, else the dump fails. */
-int plugin_checkpoint(int pid);
+/* A pid-namespace leader's timers aimed at the process while criu saves
+ * them (dump_task), aimed at the leader again by dump_finish. */
+struct reaimed {
+	pid_t pid;			/* host pid */
+	uint32_t n;
+	struct ptimer_timer *orig;	/* as the image keeps them */
+};
 
-/* exit(DUMP): the leader's timers aimed at the process meanwhile aimed at
- * the leader again (struct reaimed in dump.c). */
-void aim_back_all(void);
-
-/*
- * leader_timers - img's timers aimed at t's pid-namespace leader
- * (SIGEV_THREAD_ID, notify_tid the leader's vpid, t in a pid namespace of
- * its own), with the timing they have in t now, into *out (malloc'd; NULL
- * when none).  Returns how many, or -errno (err set).
- */
-int leader_timers(struct ptimer_task *t, const struct ptimer_image *img, struct ptimer_timer **out,
-		  struct ptimer_err *err);
-
-/* --- plan.c -------------------------------------------------------------- */
-
-/*
- * Who makes a task's timers at restore.  criu makes them from its core
- * image (exact IDs itself, or by its create/delete loop where that is
- * cheap); ptimer makes them where criu would not get them right or fast,
- * criu then reading a core image without them (overlay.c).
- */
-enum maker {
-	MAKER_CRIU,
-	MAKER_PTIMER,
+struct dump_run {
+	struct reaimed *reaimed;
+	size_t n_reaimed;
 };
 
 /*
- * A task's restore, decided at init (plan_restore) and only read after:
- * who makes its timers, whether ptimer checks what criu made, and
- * whether RESUME_DEVICES_LATE has anything of ptimer's in it (a check,
- * a completion of what criu made, rseq slice state, ptimer's own restore).
- * img: its image, whole where any of that needs the timers, with the
- * timing from criu's core image where ptimer makes them.
+ * dump_task - CHECKPOINT_DEVICES for host pid: ptimers-<vpid>.img in dir
+ * (criu's image directory, as a path), what criu cannot save changed in
+ * the task first.  Returns 0, or -errno with the error logged.
  */
-struct planned {
-	pid_t vpid;
-	enum maker maker;
-	bool verify;		/* check criu's timers against the image */
-	bool work;		/* RESUME_DEVICES_LATE has work for ptimer */
-	bool pdeath;		/* criu restores it with pdeath_sig SIGKILL, which
-				   RESUME_DEVICES_LATE puts back to pdeath_orig:
-				   a task ptimer makes the timers of, and its
-				   ancestors, die with a killed criu (plan.c) */
-	uint32_t pdeath_orig;
-	uint32_t n_timers;	/* in the image */
-	struct ptimer_image img;
-	char *raw;		/* the image file as read for its head, kept
-				   for plan_task when small; NULL: read again */
-	size_t raw_len;
-	/* what the run did with it (resume.c), not the plan */
-	struct {
-		bool seen;	/* RESUME_DEVICES_LATE came for it */
-		pid_t held;	/* its host pid while it dies with criu */
-	} run;
-};
+int dump_task(struct dump_run *d, const struct ptimer_plugin_conf *conf, const char *dir, int pid);
 
-/* The plan of this restore: its tasks, sorted by vpid. */
-extern struct planned *plan;
-extern size_t n_plan, n_work;	/* tasks planned, those with work for ptimer */
-
-/*
- * plan_restore - init(RESTORE): every ptimers image of the directory read
- * and each task's restore decided, before criu reads any core image.
- * Returns 0, or -1 with an error line (nothing left behind).
- */
-int plan_restore(void);
-
-/* The task of vpid in the plan, NULL when it has no image. */
-struct planned *planned_of(pid_t vpid);
-
-/* The plan sorted by vpid again (for planned_of) after tasks were added. */
-void sort_plan(void);
-
-/* The plan freed (exit, a failed init). */
-void free_plan(void);
-
-/* A thread whose slice extension restore must enable again. */
-bool slice_to_restore(const struct ptimer_image *img);
+/* exit(DUMP): every timer dump_task aimed at the process aimed at its
+ * leader again, whatever criu does with the tasks next; d emptied. */
+void dump_finish(struct dump_run *d);
 
 /* --- overlay.c ----------------------------------------------------------- */
 
 /* The overlay's name: this and six random letters. */
 #define OVERLAY_PREFIX ".ptimer-restore-"
+
+struct overlay {
+	char name[64];		/* in the image directory, "" when none */
+	int fd;			/* the overlay, -1 when none */
+	int lock;		/* its .lock, locked while this restore runs */
+	int criu_dir;		/* criu's image directory while the overlay has its place */
+	int mkdir_err;		/* -errno: none can be made in this restore */
+	char mkdir_msg[sizeof(((struct ptimer_err *)0)->msg)];
+};
+#define OVERLAY_INIT { .fd = -1, .lock = -1, .criu_dir = -1 }
 
 /*
  * dir_each - fn(fd, entry, d_type, arg) for each entry of dirfd/name ("."
@@ -180,11 +116,11 @@ int dir_each(int dirfd, const char *name, int (*fn)(int fd, const char *name, un
  * path.  Returns 0 or -errno (err set; nothing left; the same error again
  * for the rest of the restore).
  */
-int overlay_make(const char *dir, char *path, size_t len, struct ptimer_err *err);
+int overlay_make(struct overlay *ov, const char *dir, char *path, size_t len, struct ptimer_err *err);
 
 /* The overlay in the place of criu's image directory fd (end of init).
  * Returns 0 or -errno (err set). */
-int overlay_switch(struct ptimer_err *err);
+int overlay_switch(struct overlay *ov, struct ptimer_err *err);
 
 /*
  * overlay_release - criu's directory back in its place once criu has read
@@ -192,40 +128,84 @@ int overlay_switch(struct ptimer_err *err);
  * after the restore is complete, reads no image after, and writes
  * stats-restore); the overlay is removed by overlay_done.
  */
-void overlay_release(void);
+void overlay_release(struct overlay *ov);
 
 /* criu's directory back, the overlay removed (exit, a failed init). */
-void overlay_done(void);
+void overlay_done(struct overlay *ov);
 
 /*
- * clean_leftover - one entry of dir (listing d) that a restore which did
- * not finish left: a stale overlay is removed.  Returns 0, or -EINVAL
- * (err set) for what the plugin no longer restores from (a core image
- * ptimer 0.1 stripped in place).
+ * clean_leftover - one entry of dir (listing fd dfd) that a restore which
+ * did not finish left: an overlay whose restore is over is removed.
+ * Returns 0, or -EINVAL (err set) for what the plugin no longer restores
+ * from (a core image ptimer 0.1 stripped in place).
  */
 int clean_leftover(const char *dir, int dfd, const char *name, struct ptimer_err *err);
 
-/* --- pdeath.c ----------------------------------------------------------- */
-
-struct ptimer_criu_task;
+/* --- plan.c -------------------------------------------------------------- */
 
 /*
- * hold_by_pdeath - every task of the plan whose timers ptimer makes, and
- * each of its ancestors in tree[n_tree] (criu's pstree.img), restored
- * with pdeath_sig SIGKILL: their core images rewritten into the overlay of
- * dir.  Returns 0 or -errno (err set).
+ * A task of the restore, decided at init and only read after.  A task
+ * with an image has decide()'s decision; one without is there because
+ * it is held (an ancestor or a sibling of a task ptimer makes the timers
+ * of, see plan.c).
  */
-int hold_by_pdeath(const char *dir, const struct ptimer_criu_task *tree, uint32_t n_tree,
-		   struct ptimer_err *err);
+struct planned {
+	pid_t vpid;
+	bool has_image;
+	bool whole;		/* img holds the timers, not its head only */
+	struct decision d;	/* has_image: decide()'s */
+	bool held;		/* restored with pdeath_sig SIGKILL, so that it
+				   dies with a killed criu until ptimer put
+				   pdeath_orig back */
+	uint32_t pdeath_orig;
+	uint32_t n_timers;	/* in the image's head */
+	struct ptimer_image img;
+};
+
+struct plan {
+	struct planned *task;	/* sorted by vpid */
+	size_t n;
+	size_t n_work;		/* tasks RESUME_DEVICES_LATE has work in */
+	size_t n_ptimer;	/* tasks whose timers ptimer makes */
+};
+
+/* What a restore's plan is made from: learnt once at init. */
+struct plan_env {
+	const char *dir;	/* criu's image directory, through its fd */
+	const struct ptimer_plugin_conf *conf;
+	const char *ahead;	/* plugins ahead handling RESUME_DEVICES_LATE */
+};
+
+/*
+ * plan_restore - init(RESTORE): every ptimers image of the directory read,
+ * each task decided (decide()), and what the decisions need prepared:
+ * criu's core images without timers and with pdeath_sig SIGKILL in the
+ * overlay ov, switched in for criu.  Returns 0, or -1 with an error
+ * line logged (nothing left behind).
+ */
+int plan_restore(struct plan *plan, struct overlay *ov, const struct plan_env *env);
+
+/* A thread of img whose rseq slice extension the restore enables again. */
+bool image_has_slice(const struct ptimer_image *img);
+
+/* Does RESUME_DEVICES_LATE have anything to do in p? */
+bool planned_work(const struct planned *p);
+
+/* The task vpid of plan, NULL when it has nothing planned. */
+struct planned *plan_find(const struct plan *plan, pid_t vpid);
+
+void plan_free(struct plan *plan);
 
 /* --- resume.c ------------------------------------------------------------ */
 
-/* The RESUME_DEVICES_LATE hook: -ENOTSUP when done, else the task is
- * killed and the restore fails. */
-int plugin_resume_late(int pid);
-
-/* A new restore: no task held yet. */
-void resume_reset(void);
+/*
+ * resume_tree - the first RESUME_DEVICES_LATE (pid: the task it is
+ * for), every task of the tree stopped by criu: the plan carried out in
+ * every task at once.  Returns 0, or -errno when a task could not be
+ * given what it was dumped with (that task killed, so criu fails the
+ * restore; the error logged).
+ */
+int resume_tree(const struct plan *plan, const struct ptimer_plugin_conf *conf, int pid);
 
 #pragma GCC visibility pop
 

@@ -1,14 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
- * The plugin after criu restored a task: RESUME_DEVICES_LATE(pid), per
- * task, every thread stopped by criu at the exit of rt_sigreturn
- * (criu/cr-restore.c), the plan (plan.c) carried out in it: ptimer makes
- * the timers, or checks and completes what criu made (a leader's timer
+ * The plugin after criu restored the tree: criu calls RESUME_DEVICES_LATE
+ * for each task in one loop, once it has caught every task at the exit of
+ * its rt_sigreturn and stopped it (criu/cr-restore.c restore_root_task()).
+ * So at the first call every task is stopped and ptimer's to reach, and
+ * the whole plan is carried out there: each task gets its timers (ptimer
+ * makes them, or checks and completes what criu made: a leader's timer
  * aimed back, a thread-CPU-clock timer moved to its thread, a pending
- * expiry queued again, rseq slice state).  A task ptimer could not give
- * its timers is killed, so that criu fails the restore rather than let it
- * run without them; one whose timers ptimer makes dies with a killed criu
- * until ptimer is done with it (hold).
+ * expiry queued again, rseq slice state) and its dumped parent-death
+ * signal back, in the same run of ptimer's code where ptimer makes them.
+ *
+ * Until then every held task has pdeath_sig SIGKILL (plan.c), so a criu
+ * killed before the first call takes the whole tree with it.  For the
+ * call itself each held task is set PTRACE_O_EXITKILL (Linux 3.8; criu,
+ * whose process this is, is the tracer): a criu killed while ptimer works
+ * still takes the whole tree, though some tasks have their own signal
+ * back already.  The option goes again at the end, so that a criu killed
+ * in its own detach loop leaves the tree as criu alone would.  A task
+ * ptimer could not complete is killed, so that criu fails the restore
+ * rather than let it run without its timers.
  */
 #include <errno.h>
 #include <signal.h>
@@ -16,86 +26,78 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
+#include <unistd.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <criu/criu-plugin.h>
-
 #include "core/fault.h"
+#include "core/leader.h"
 #include "core/log.h"
 #include "core/pending.h"
 #include "core/restore.h"
-#include "core/rseq.h"
 #include "core/task.h"
-#include "core/timer_state.h"
 #include "lib/procfs.h"
 #include "plugin/plugin.h"
-#include "restorer/abi.h"
-#include "restorer/host/inject.h"
 
 /*
- * After criu made the timers as it saved them (criu 4.2+ in criu-mode auto,
- * criu-mode native, a read-only directory): the ones the dump aimed at the
- * process while criu saved them (struct
- * reaimed) are aimed at the leader again, as the image has them, with the
- * timing criu gave them.  Needs the exact-ID prctl.  Returns 0 or -errno.
+ * Kill a task criu holds and reap its threads other than the leader.  A
+ * traced thread that dies stays a zombie until its tracer (criu, whose
+ * process this code runs in) waits for it with __WALL; criu's detach loop
+ * stops at the dead leader and its wait for the root task has no __WALL
+ * (criu/cr-restore.c, 4.2 and criu-dev), so a multi-threaded root would
+ * never finish exiting and criu would wait for ever.
  */
-static int reaim_restored(struct ptimer_task *t, const struct ptimer_image *img, struct ptimer_err *err)
+static void kill_task(pid_t pid)
 {
-	struct ptimer_timer *with;
-	uint32_t k;
-	int ret;
+	pid_t *tids = NULL;
+	int n = ptimer_proc_threads(pid, &tids);
 
-	if (prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS, PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) < 0)
-		return 0;
-	ret = leader_timers(t, img, &with, err);
-	if (ret <= 0)
-		return ret;
-	k = (uint32_t)ret;
-	for (uint32_t i = 0; i < k; i++) {
-		with[i].overrun = 0;
-		with[i].pending = 0;
-		with[i].pending_overrun = 0;
+	kill(pid, SIGKILL);
+	for (int i = 0; i < n; i++) {
+		int st;
+
+		if (tids[i] != pid)
+			while (waitpid(tids[i], &st, __WALL) < 0 && errno == EINTR)
+				;
 	}
-	ret = ptimer_replace_timers(t, with, k, err);
-	if (!ret)
-		ptimer_log(PTIMER_LOG_INFO, "task %d: %u timer%s criu made aimed at the process aimed at its leader "
-			   "again, as the image has %s", t->pid, k, k > 1 ? "s" : "", k > 1 ? "them" : "it");
-	free(with);
-	return ret;
+	free(tids);
+}
+
+static bool pidns_ino(pid_t pid, ino_t *ino)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", pid);
+	if (stat(path, &st))
+		return false;
+	*ino = st.st_ino;
+	return true;
+}
+
+static pid_t ppid_of(pid_t pid)
+{
+	char buf[32];
+
+	return ptimer_proc_status(pid, pid, "PPid", buf, sizeof(buf)) ? 0 : (pid_t)atoi(buf);
 }
 
 /*
- * A task whose timers ptimer restores must not run without them.  Between
- * criu's RESUME_DEVICES_LATE calls for two tasks, or while ptimer works in
- * one, a criu that is killed (an orchestrator's timeout, the OOM killer)
- * leaves its tracees detached, and a task whose call had not come ran on
- * with no timer where criu's core image had them stripped.  So at the
- * first call, when criu holds every task stopped (criu/cr-restore.c: after
- * compel_stop_on_syscall() and finalize_restore()), each task whose timers
- * ptimer restores is set PTRACE_O_EXITKILL (Linux 3.8): the kernel kills it if
- * its tracer, criu, dies; when ptimer has done its work the option goes
- * again and the task is criu's as before.  criu set PTRACE_O_TRACESYSGOOD
- * and, for a task under seccomp, PTRACE_O_SUSPEND_SECCOMP
- * (criu/cr-restore.c attach_to_tasks()); both are kept (the second is set
- * where the kernel lets criu, as it does for every task then: without a
- * filter there is nothing to suspend).  Tasks are found by their pid where
- * criu restored them in its own pid namespace (their pids are the
- * image's), else among the descendants of the first task called (the
- * tree's root: criu calls it first).
+ * PTRACE_O_EXITKILL on the task's leader (on) or off again, criu's own
+ * options kept: PTRACE_O_TRACESYSGOOD and, for a task under seccomp,
+ * PTRACE_O_SUSPEND_SECCOMP (criu/cr-restore.c attach_to_tasks()), the
+ * second set where the kernel lets criu (*opts loses it where it does
+ * not).  Returns 0 or -errno.
  */
-static unsigned long held_opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_SUSPEND_SECCOMP;
-
-static int hold_opts(pid_t pid, bool exitkill)
+static int exitkill(pid_t pid, bool on, unsigned long *opts)
 {
-	unsigned long o = held_opts | (exitkill ? PTRACE_O_EXITKILL : 0);
+	unsigned long o = *opts | (on ? PTRACE_O_EXITKILL : 0);
 
 	if (!ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)o))
 		return 0;
 	if (errno == EINVAL || errno == EPERM) {
-		/* no seccomp suspension here: criu could not set it either */
-		held_opts &= ~(unsigned long)PTRACE_O_SUSPEND_SECCOMP;
+		*opts &= ~(unsigned long)PTRACE_O_SUSPEND_SECCOMP;
 		o &= ~(unsigned long)PTRACE_O_SUSPEND_SECCOMP;
 		if (!ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)o))
 			return 0;
@@ -103,30 +105,42 @@ static int hold_opts(pid_t pid, bool exitkill)
 	return -errno;
 }
 
-static void hold(struct planned *p, pid_t pid)
-{
-	/* only a task criu gave no timer (ptimer's): the others have criu's */
-	if (p->run.held || p->maker != MAKER_PTIMER || hold_opts(pid, true))
-		return;
-	p->run.held = pid;
-}
-
-/* root's descendants (the children of each of its threads), breadth first */
-static void hold_tree(pid_t root)
+/*
+ * The host pid of every planned task into host[] (0: not found).  In
+ * criu's own pid namespace a task has its image's pid (criu refuses nested
+ * pid namespaces at dump, criu/namespaces.c); else the tree is found from
+ * the task of the first call: up to the root (the last ancestor in the
+ * same pid namespace: criu, or its caller under --restore-sibling, is
+ * outside it), then down through each thread's children.
+ */
+static void find_hosts(const struct plan *plan, pid_t first, pid_t *host)
 {
 	size_t n = 0, cap = 64, at = 0;
-	pid_t *q = malloc(cap * sizeof(*q));
+	pid_t *q, root = first, up;
+	ino_t ns, pns;
+	int same = ptimer_proc_same_pidns(first);
 
+	/* no ns/pid (CONFIG_PID_NS=n): one namespace */
+	if (same == 1 || (same < 0 && ptimer_proc_nspid(first, first) == -EINVAL)) {
+		for (size_t i = 0; i < plan->n; i++)
+			host[i] = plan->task[i].vpid;
+		return;
+	}
+	if (!pidns_ino(first, &ns))
+		return;
+	while ((up = ppid_of(root)) > 0 && up != getpid() && pidns_ino(up, &pns) && pns == ns)
+		root = up;
+	q = malloc(cap * sizeof(*q));
 	if (!q)
 		return;
 	q[n++] = root;
 	while (at < n) {
 		pid_t x = q[at++], *tids = NULL, v = ptimer_proc_nspid(x, x);
-		struct planned *p = v > 0 ? planned_of(v) : NULL;
+		struct planned *p = v > 0 ? plan_find(plan, v) : NULL;
 		int nt;
 
 		if (p)
-			hold(p, x);
+			host[p - plan->task] = x;
 		nt = ptimer_proc_threads(x, &tids);
 		for (int i = 0; i < nt; i++) {
 			char path[64];
@@ -137,12 +151,11 @@ static void hold_tree(pid_t root)
 			f = fopen(path, "re");
 			while (f && fscanf(f, "%ld", &c) == 1) {
 				if (n == cap) {
-					pid_t *v2 = realloc(q, (cap * 2) * sizeof(*q));
+					pid_t *v2 = realloc(q, (cap *= 2) * sizeof(*q));
 
 					if (!v2)
 						break;
 					q = v2;
-					cap *= 2;
 				}
 				q[n++] = (pid_t)c;
 			}
@@ -155,166 +168,119 @@ static void hold_tree(pid_t root)
 	free(q);
 }
 
-static bool held_all;		/* the first RESUME_DEVICES_LATE held them (hold_all) */
-/*
- * The first call's task is in criu's pid namespace (its ns/pid is criu's):
- * criu restored the tree there, every task with its image's pid (criu
- * refuses nested pid namespaces at dump, criu/namespaces.c), so no call
- * reads a task's NSpid to find its plan.
- */
-static bool own_pidns;
-
-void resume_reset(void)
+/* One task (t adopted): its timers as the plan says, and its dumped
+ * parent-death signal back where it is held. */
+static int complete_task(struct ptimer_task *t, const struct planned *p, const struct ptimer_plugin_conf *conf,
+			 struct ptimer_err *err)
 {
-	held_all = false;
-	own_pidns = false;
-}
-
-/* At the first call (pid: its task). */
-static void hold_all(pid_t pid)
-{
-	held_all = true;
-	if (own_pidns) {
-		/* criu's own pid namespace: each task has its image's pid */
-		for (size_t i = 0; i < n_plan; i++)
-			hold(&plan[i], plan[i].vpid);
-	} else {
-		hold_tree(pid);
-	}
-}
-
-/* Done with p: the task is criu's as before. */
-static void release_hold(struct planned *p)
-{
-	if (p->run.held && !hold_opts(p->run.held, false))
-		p->run.held = 0;
-}
-
-/*
- * Kill a task criu holds (RESUME_DEVICES_LATE: every thread ptrace-stopped
- * by criu, whose process this code runs in) and reap its threads other
- * than the leader.  A traced thread that dies stays a zombie until its
- * tracer waits for it with __WALL; criu's detach loop stops at the dead
- * leader ("Unable to detach") and its wait for the root task has no
- * __WALL (criu/cr-restore.c, 4.2 and criu-dev), so a multi-threaded root
- * (pid 1 of a pid namespace) never finished exiting and criu waited for
- * ever.  With the other threads reaped here, the leader exits and criu
- * fails the restore at once.
- */
-static void kill_task(pid_t pid)
-{
-	pid_t *tids = NULL;
-	int n;
-
-	n = ptimer_proc_threads(pid, &tids);
-	kill(pid, SIGKILL);
-	for (int i = 0; i < n; i++) {
-		int st;
-
-		if (tids[i] != pid)
-			while (waitpid(tids[i], &st, __WALL) < 0 && errno == EINTR)
-				;
-	}
-	free(tids);
-}
-
-int plugin_resume_late(int pid)
-{
-	struct ptimer_restore_opts o = { .mode = conf.restore_mode, .rseq_slice = conf.rseq_slice };
+	struct ptimer_restore_opts o = { .mode = conf->restore_mode, .rseq_slice = conf->rseq_slice,
+					 .pdeath_sig = (int)p->pdeath_orig };
+	const struct ptimer_image *img = &p->img;
+	unsigned int todo = p->d.todo;
 	struct ptimer_restore_stats st;
-	struct ptimer_task t;
-	struct ptimer_err err;
-	struct planned *p;
-	pid_t vpid;
-	int ret;
+	int ret = 0;
 
-	/* nothing of ptimer's in any task (no image, or criu makes all): not even a look */
-	if (pid <= 0 || !n_work)
-		return -ENOTSUP;
-	/* the first call: is the tree in criu's pid namespace (then a pid is
-	 * its vpid, and no task's NSpid is read)? */
-	if (!held_all) {
-		int same = ptimer_proc_same_pidns(pid);
-
-		own_pidns = same == 1;
-		/* no ns/pid (CONFIG_PID_NS=n): no NSpid either, one namespace */
-		if (same < 0)
-			own_pidns = ptimer_proc_nspid(pid, pid) == -EINVAL;
-	}
-	vpid = own_pidns ? pid : ptimer_proc_nspid(pid, pid);
-	if (vpid == -EINVAL)
-		vpid = pid;
-	if (vpid <= 0) {
-		ptimer_log(PTIMER_LOG_ERROR, "task %d: cannot read its pid namespace view (NSpid)", pid);
-		return -1;
-	}
-	/* planned at init: a task with nothing to restore has no image */
-	p = planned_of(vpid);
-	if (!held_all) {
-		hold_all(pid);
-		overlay_release();
-	}
-	if (p)
-		p->run.seen = true;
-	if (!p) {
-		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): no ptimers-%d.img, nothing to do", pid, vpid, vpid);
-		return -ENOTSUP;
-	}
-	if (!p->work)		/* said at init */
-		return -ENOTSUP;
-	if (ptimer_fault("resume-late")) {
-		ret = ptimer_errf(&err, EIO, "injected failure in RESUME_DEVICES_LATE");
-		goto fail;
-	}
-	ret = ptimer_task_adopt(&t, pid, &err);
-	if (ret)
-		goto fail;
-	o.put_pdeath = p->pdeath;
-	o.pdeath_sig = (int)p->pdeath_orig;
-	if (!p->img.version) {
-		/* an ancestor without an image, held by its pdeath_sig (plan.c) */
-		ret = ptimer_put_pdeath(&t, o.pdeath_sig, &err);
-	} else if (p->maker == MAKER_PTIMER) {
-		ret = ptimer_restore_task(&t, &p->img, &o, &st, &err);
-		if (!ret)
-			ret = ptimer_criu_pending(&t, &p->img, &err);
+	if (!p->has_image)
+		return ptimer_put_pdeath(t, o.pdeath_sig, err);
+	if (p->d.outcome == DECIDE_PTIMER) {
+		/* the signal in the same run of ptimer's code as the timers */
+		o.put_pdeath = p->held;
+		ret = ptimer_restore_task(t, img, &o, &st, err);
+		if (!ret && (todo & DO_PENDING))
+			ret = ptimer_criu_pending(t, img, err);
 		if (!ret)
 			ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): %u POSIX timers restored, %s mode, %.3f ms",
-				   pid, vpid, p->img.n_timers, st.mode == PTIMER_RESTORE_LINEAR ? "linear" : "exact-ID",
-				   (double)st.ns_total / 1e6);
-	} else {
-		ret = reaim_restored(&t, &p->img, &err);
-		if (!ret && p->verify)
-			ret = ptimer_verify_task(&t, &p->img, &o, &err);
-		if (!ret)
-			ret = ptimer_restore_slice_task(&t, &p->img, &o, &err);
-		if (!ret)
-			ret = ptimer_rebind_clock_timers(&t, &p->img, &o, &err);
-		if (!ret)
-			ret = ptimer_criu_pending(&t, &p->img, &err);
-		if (!ret && p->pdeath)
-			ret = ptimer_put_pdeath(&t, o.pdeath_sig, &err);
-		if (!ret && p->verify)
-			ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): the %u timers criu restored match the image",
-				   pid, vpid, p->img.n_timers);
-		else if (!ret)
-			ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): criu restored its %u POSIX timers "
-				   "(criu-mode auto)", pid, vpid, p->img.n_timers);
+				   t->pid, p->vpid, img->n_timers,
+				   st.mode == PTIMER_RESTORE_LINEAR ? "linear" : "exact-ID", (double)st.ns_total / 1e6);
+		return ret;
 	}
-	ptimer_task_release(&t);
-	if (!ret) {
-		release_hold(p);
-		return -ENOTSUP;
+	if (todo & DO_REAIM) {
+		struct ptimer_timer *with = NULL;
+		int k = ptimer_leader_timers(t, img, &with, err);
+
+		ret = k > 0 ? ptimer_aim_timers(t, with, (uint32_t)k, false, err) : k;
+		if (k > 0 && !ret)
+			ptimer_log(PTIMER_LOG_INFO, "task %d: %d timer%s criu made aimed at the process aimed at its "
+				   "leader again, as the image has %s", t->pid, k, k > 1 ? "s" : "",
+				   k > 1 ? "them" : "it");
+		free(with);
 	}
-fail:
-	/*
-	 * criu only logs a failed RESUME_DEVICES_LATE (criu/cr-restore.c).  A
-	 * task without its timers, or with timers that differ, must not run:
-	 * killing it makes criu's detach fail, and criu then fails the whole
-	 * restore and kills the tree.
-	 */
-	ptimer_log(PTIMER_LOG_ERROR, "task %d (vpid %d): %s; killing the task so that the restore fails "
-		   "rather than run without its timers", pid, vpid, err.msg);
+	if (!ret && p->d.outcome == DECIDE_CRIU_CHECKED)
+		ret = ptimer_verify_task(t, img, &o, err);
+	if (!ret && (todo & DO_SLICE))
+		ret = ptimer_restore_slice_task(t, img, &o, err);
+	if (!ret && (todo & DO_CLOCKS))
+		ret = ptimer_rebind_clock_timers(t, img, &o, err);
+	if (!ret && (todo & DO_PENDING))
+		ret = ptimer_criu_pending(t, img, err);
+	if (!ret && p->held)
+		ret = ptimer_put_pdeath(t, o.pdeath_sig, err);
+	if (!ret && p->d.outcome == DECIDE_CRIU_CHECKED)
+		ptimer_log(PTIMER_LOG_INFO, "task %d (vpid %d): the %u timers criu restored match the image", t->pid,
+			   p->vpid, img->n_timers);
+	else if (!ret)
+		ptimer_log(PTIMER_LOG_DEBUG, "task %d (vpid %d): criu restored its %u POSIX timers (criu-mode auto)",
+			   t->pid, p->vpid, img->n_timers);
+	return ret;
+}
+
+/* A task ptimer could not complete: killed, said in one line. */
+static int failed(pid_t pid, pid_t vpid, int ret, const struct ptimer_err *err)
+{
+	ptimer_log(PTIMER_LOG_ERROR, "task %d (vpid %d): %s; killing the task so that the restore fails rather "
+		   "than run without its timers", pid, vpid, err->msg);
 	kill_task(pid);
-	return ret < 0 && ret != -ENOTSUP ? ret : -1;
+	return ret < 0 ? ret : -EIO;
+}
+
+int resume_tree(const struct plan *plan, const struct ptimer_plugin_conf *conf, int pid)
+{
+	unsigned long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_SUSPEND_SECCOMP;
+	pid_t *host = calloc(plan->n ? plan->n : 1, sizeof(*host));
+	bool *kills = calloc(plan->n ? plan->n : 1, sizeof(*kills));
+	struct ptimer_err err;
+	int ret = 0;
+
+	if (!host || !kills) {
+		free(host);
+		free(kills);
+		ptimer_errf(&err, ENOMEM, "out of memory");
+		return failed(pid, 0, -ENOMEM, &err);
+	}
+	find_hosts(plan, pid, host);
+	for (size_t i = 0; i < plan->n; i++)
+		kills[i] = plan->task[i].held && host[i] && !exitkill(host[i], true, &opts);
+	for (size_t i = 0; !ret && i < plan->n; i++) {
+		const struct planned *p = &plan->task[i];
+		struct ptimer_task t;
+
+		if (!planned_work(p))
+			continue;
+		/* a task only held that is not there: nothing of it to complete */
+		if (!host[i] && (!p->has_image || (p->d.outcome == DECIDE_CRIU && !p->d.todo))) {
+			ptimer_log(PTIMER_LOG_WARN, "task vpid %d is not among the tasks criu restored: its "
+				   "parent-death signal stays SIGKILL", p->vpid);
+			continue;
+		}
+		if (!host[i]) {
+			/* the task of this call killed: criu fails the restore */
+			ptimer_errf(&err, ESRCH, "task vpid %d is not among the tasks criu restored", p->vpid);
+			ret = failed(pid, p->vpid, -ESRCH, &err);
+			break;
+		}
+		if (ptimer_fault("resume-late"))
+			ret = ptimer_errf(&err, EIO, "injected failure in RESUME_DEVICES_LATE");
+		else if (!(ret = ptimer_task_adopt(&t, host[i], &err))) {
+			ret = complete_task(&t, p, conf, &err);
+			ptimer_task_release(&t);
+		}
+		if (ret)
+			ret = failed(host[i], p->vpid, ret, &err);
+	}
+	for (size_t i = 0; i < plan->n; i++)
+		if (kills[i])
+			exitkill(host[i], false, &opts);
+	free(host);
+	free(kills);
+	return ret;
 }

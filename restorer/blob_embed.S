@@ -4,9 +4,7 @@
  * EMBED_START .. EMBED_END (EMBED_BIN its path; all three passed by the
  * Makefile): the in-target blob (build/restorer/blob.bin, from
  * restorer/algo.c and restorer/arch/ARCH/: ptimer_blob_start, its length a
- * multiple of 4096, struct ptimer_blob_args right after it) and the
- * overlay's guard program (build/plugin/guard/guard.elf:
- * ptimer_guard_elf_start).
+ * multiple of 4096, struct ptimer_blob_args right after it).
  */
 	.section .rodata
 	.balign	16

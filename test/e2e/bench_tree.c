@@ -4,12 +4,13 @@
  * bench): what a container looks like to criu, many processes, most of them
  * with few timers or none.
  *
- *   bench_tree NPROC NTIMERS DIR
+ *   bench_tree NPROC NTIMERS DIR [NBARE]
  *	the first process forks NPROC - 1 children; every one of the NPROC
- *	creates NTIMERS SIGEV_SIGNAL (SIGUSR1, ignored) CLOCK_MONOTONIC
- *	timers armed 1000 s ahead with a 1000 s interval, so none fires
- *	while it is dumped and restored.  When all are ready the first
- *	writes DIR/pid and DIR/ready; then every process waits in pause().
+ *	but the last NBARE children (0 by default) creates NTIMERS
+ *	SIGEV_SIGNAL (SIGUSR1, ignored) CLOCK_MONOTONIC timers armed 1000 s
+ *	ahead with a 1000 s interval, so none fires while it is dumped and
+ *	restored.  When all are ready the first writes DIR/pid and
+ *	DIR/ready; then every process waits in pause().
  *
  * RLIMIT_SIGPENDING is raised first: every timer is charged to it (see
  * test/e2e/zdtm_timers.c).  The tree is killed from outside (its process
@@ -47,12 +48,13 @@ static int make_timers(long n)
 int main(int argc, char **argv)
 {
 	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
-	long nproc, ntimers;
+	long nproc, ntimers, nbare = 0;
 	int pfd[2];
 	char buf[32];
 
-	if (argc != 4 || (nproc = atol(argv[1])) < 1 || (ntimers = atol(argv[2])) < 0) {
-		fprintf(stderr, "usage: bench_tree NPROC NTIMERS DIR\n");
+	if ((argc != 4 && argc != 5) || (nproc = atol(argv[1])) < 1 || (ntimers = atol(argv[2])) < 0 ||
+	    (argc == 5 && ((nbare = atol(argv[4])) < 0 || nbare >= nproc))) {
+		fprintf(stderr, "usage: bench_tree NPROC NTIMERS DIR [NBARE]\n");
 		return 2;
 	}
 	setrlimit(RLIMIT_SIGPENDING, &rl);
@@ -67,7 +69,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		if (p == 0) {
-			char ok = make_timers(ntimers) ? 'x' : 'y';
+			char ok = make_timers(i < nproc - nbare ? ntimers : 0) ? 'x' : 'y';
 
 			close(pfd[0]);
 			if (write(pfd[1], &ok, 1) != 1)
