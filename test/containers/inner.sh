@@ -59,7 +59,8 @@ prepare() {
 	if [ -n "${PTIMER_CT_REUSE:-}" ] && [ -x "$W/zt" ]; then
 		note "PTIMER_CT_REUSE: the build of an earlier run"
 	elif (cd "$SRC" && tar xf /ptimer-src.tar && make deps DEPS=build && make -j2 deb &&
-		gcc -O2 -std=gnu11 -D_GNU_SOURCE -I. -static -pthread -o "$W/zt" test/e2e/zdtm_timers.c test/lib/tst.c lib/*.c -lrt) >"$W/build.log" 2>&1; then
+		gcc -O2 -std=gnu11 -D_GNU_SOURCE -I. -static -pthread -o "$W/zt" test/e2e/zdtm_timers.c test/lib/tst.c lib/*.c -lrt &&
+		gcc -O2 -Wall -shared -fPIC -o "$W/zero_plugin.so" test/criu/zero_plugin.c) >"$W/build.log" 2>&1; then
 		[ "$what" = check ] && pass "build: make deps && make deb ($(secs "$t0") s)"
 	else
 		fail build "$(tail -n 5 "$W/build.log" | tr '\n' ' ' | cut -c1-400)"
@@ -127,6 +128,8 @@ CG=ptimer-ct-$suite
 # instead of 0.2 s.  Those go too, through a mount of our own.
 cg_sweep() {
 	local d u=$W/cgroup2
+	# crun's .proxy-crun, which a restore whose criu was killed leaves
+	find /sys/fs/cgroup/*/"$CG" -mindepth 1 -depth -type d -name '.*' -exec rmdir {} + 2>/dev/null
 	for d in /sys/fs/cgroup/*/"$CG"/*/*/ /sys/fs/cgroup/*/"$CG"/*/ /sys/fs/cgroup/*/"$CG"/ \
 		/sys/fs/cgroup/*/ptimer-ct/*/*/ /sys/fs/cgroup/*/ptimer-ct/*/ /sys/fs/cgroup/*/ptimer-ct/; do
 		[ -d "$d" ] && rmdir "$d" 2>/dev/null
@@ -151,7 +154,8 @@ fi
 # checkpoint is taken in trixie and restored in sid, which runs after it),
 # then containerd's (cri_case, cri.sh)
 # shellcheck disable=SC2046
-set -- prepare $(drive_words runc crun podman runc-alone runc-plugin-at-dump lxc lxc-alone runc-move podman-move) cri_case
+set -- prepare $(drive_words runc crun podman runc-alone runc-plugin-at-dump runc-killed crun-killed lxc lxc-alone runc-move \
+	podman-move) cri_case
 # PTIMER_CT_CASES (while working on the suite): the cases to run instead
 # ("prepare drive:container:crun cri_case")
 # shellcheck disable=SC2086

@@ -145,7 +145,8 @@ drive_progs_of() {
 DRIVE_FLAVOURS="host ptimer ptimer-exact ptimer-linear ptimer-pidns guest guest-linear
 criu criu-native criu-takeover criu-strict criu-pidns criu-alone criu-post-dump-copy
 criu-page-server criu-lazy criu-lazy-alone criu-predump criu-predump-alone
-runc crun podman runc-alone runc-plugin-at-dump lxc lxc-alone runc-move podman-move
+runc crun podman runc-alone runc-plugin-at-dump runc-killed crun-killed lxc lxc-alone runc-move
+podman-move
 cri-same-pod cri-new-pod cri-alone cri-plugin-at-dump cri-stub ctr"
 
 # drive_lint: LIST itself: every flavour one of DRIVE_FLAVOURS, every case
@@ -207,7 +208,7 @@ drive() {
 		else
 			fail "$1/$2" "the criu flavours need test/lib/flavour-criu.sh"
 		fi ;;
-	runc | runc-* | crun | podman | podman-* | lxc | lxc-* | cri-* | ctr)
+	runc | runc-* | crun | crun-* | podman | podman-* | lxc | lxc-* | cri-* | ctr)
 		if command -v fl_container >/dev/null 2>&1; then
 			fl_container "$1" "$2"
 		else

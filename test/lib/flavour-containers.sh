@@ -24,6 +24,10 @@
 #                    timers [criu-alone]
 #   runc-plugin-at-dump   checkpoint with the plugin, restore on a node
 #                    without it: as criu alone does [no-plugin-restore]
+#   runc-killed, crun-killed   the runtime's restore with criu SIGKILLed
+#                    before ptimer's first RESUME_DEVICES_LATE call: what
+#                    the runtime leaves of the container [runc-killed,
+#                    crun-killed]
 #   lxc, lxc-alone   lxc-checkpoint -s / -r, with the plugin and without
 #                    (noted) [lxc, lxc-alone]
 #   runc-move, podman-move   checkpoint in the trixie root into /xfer,
@@ -67,6 +71,7 @@ fl_container() {
 	podman) podman_case podman ;;
 	runc-alone) noplugin_alone alone criu-alone ;;
 	runc-plugin-at-dump) noplugin_restore missing no-plugin-restore ;;
+	runc-killed | crun-killed) oci_killed "${fl%-killed}" "$fl" ;;
 	lxc) lxc_flavour lxc ;;
 	lxc-alone) lxc_flavour lxc-alone alone ;;
 	runc-move) if [ "$suite" = trixie ]; then runc_move_out; else runc_move_in; fi ;;
@@ -219,6 +224,90 @@ oci_case() {  # RT [NAME]
 	compare "$name" "$b/before" "$pid"
 	drive_collect "$name" "$b/rootfs/state"
 	"$rt" delete -f "$name" >/dev/null 2>&1
+}
+
+# oci_killed RT NAME: criu SIGKILLed in the runtime's restore before
+# ptimer's first RESUME_DEVICES_LATE call, when every task of the container
+# is restored, held by ptimer with the parent-death signal SIGKILL, and
+# none has its timers yet.  criu restores the container's pid 1 as the
+# runtime's child (--restore-sibling), so criu's death kills nothing by
+# itself: what is left is the runtime's doing.  The other plugin
+# (test/criu/zero_plugin.c) is loaded first, from a plugin directory named
+# in a criu configuration file (CRIU_CONFIG_FILE, which criu reads in swrk
+# mode too; the runtimes pass their environment to criu), and kills criu at
+# its first call.  Checked: the runtime's restore fails, and no process of
+# the container runs afterwards (none without its timers).
+oci_killed() {
+	local rt=$1 name=$2 b=$W/$2 lib=$W/lib-zero-first so pid rc left n=0
+	if ! command -v "$rt" >/dev/null; then
+		skip "$name" "no $rt in this root"
+		return
+	fi
+	# criu loads a directory's plugins in readdir order: the other first
+	for so in zero.so a-zero.so 0-zero.so zz-zero.so; do
+		for at in first last; do
+			rm -rf "$lib"
+			mkdir -p "$lib"
+			[ $at = first ] && cp "$W/zero_plugin.so" "$lib/$so"
+			cp "$PLUGIN" "$lib/"
+			[ $at = last ] && cp "$W/zero_plugin.so" "$lib/$so"
+			[ "$(ls -U "$lib" | head -n 1)" = "$so" ] && break 2
+		done
+	done
+	if [ "$(ls -U "$lib" | head -n 1)" != "$so" ]; then
+		fail "$name/plugin-directory" "cannot list the other plugin first: $(ls -U "$lib" | tr '\n' ' ')"
+		return
+	fi
+	echo "libdir $lib" >"$W/killed.conf"
+	bundle "$name" "$P/$name" "$b" || { fail "$name/bundle" "$rt spec failed"; return; }
+	if ! oci_run "$rt" "$name" "$b"; then
+		skip "$name" "$rt run fails here: $(oneline "$b/run.err")"
+		return
+	fi
+	ready "$b/rootfs/state" "$name" "$b/run.err" || { "$rt" delete -f "$name" >/dev/null 2>&1; return; }
+	if ! PTIMER_CRIU_MODE=takeover timeout "$TO" "$rt" checkpoint --image-path "$b/img" --work-path "$b/work" \
+		"$name" >"$b/ckpt.out" 2>&1; then
+		fail "$name/checkpoint" "$rt checkpoint failed: $(oneline "$b/ckpt.out") $(logtail "$b/work/dump.log")"
+		"$rt" delete -f "$name" >/dev/null 2>&1
+		return
+	fi
+	: | CRIU_CONFIG_FILE=$W/killed.conf ZERO_PLUGIN_KILL_CRIU=1 ZERO_PLUGIN_HIDDEN=1 ZERO_PLUGIN_LOG=$b/zero.log \
+		PTIMER_CRIU_MODE=takeover setsid timeout "$TO" "$rt" restore -d --image-path "$b/img" --work-path "$b/rwork" \
+		--bundle "$b" "$name" >"$b/restore.out" 2>&1
+	rc=$?
+	if ! grep -q '^RESUME_DEVICES_LATE ' "$b/zero.log" 2>/dev/null; then
+		fail "$name/criu-killed" "the other plugin was not called at RESUME_DEVICES_LATE ($rt restore exit $rc): $(oneline "$b/restore.out") $(logtail "$b/rwork/restore.log")"
+		"$rt" delete -f "$name" >/dev/null 2>&1
+		return
+	fi
+	if grep -q 'POSIX timers restored' "$b/rwork/restore.log" 2>/dev/null; then
+		fail "$name/criu-killed" "ptimer's call came before the other plugin's: $(grep -m1 'POSIX timers restored' "$b/rwork/restore.log")"
+	else
+		pass "$name/criu-killed: before ptimer's first RESUME_DEVICES_LATE call; $rt restore exit $rc: $(oneline "$b/restore.out" | cut -c1-160)"
+	fi
+	check "$name/restore-failed" "$rt restore exit 0 with criu killed" test "$rc" -ne 0
+	sleep 1
+	# the container's pid 1 as criu restored it (the other plugin's call)
+	pid=$(sed -n 's/^RESUME_DEVICES_LATE //p' "$b/zero.log" | head -n 1)
+	left=$(pgrep -xf "/zt criu container /state $P/$name")
+	for pid in $left; do
+		n=$((n + 1))
+		note "$name: left running: pid $pid, $(grep -c '^ID:' "/proc/$pid/timers" 2>/dev/null) timers, $(awk '/^SigQ|^State/' "/proc/$pid/status" | tr '\n' ' ')"
+	done
+	if [ "$n" = 0 ]; then
+		pass "$name/nothing-left: $rt killed the restored container (pid 1 was $pid) when criu died ($("$rt" state "$name" >/dev/null 2>&1 && echo "the container is still listed" || echo "the container is gone"))"
+	else
+		fail "$name/nothing-left" "$n process(es) of the container left running after criu was killed"
+	fi
+	"$rt" delete -f "$name" >/dev/null 2>&1
+	for pid in $left; do kill -KILL "$pid" 2>/dev/null; done
+	# the cgroup yard the killed criu left mounted in the work directory,
+	# and crun's .proxy-crun cgroup it left in the container's
+	for so in "$b"/rwork/.criu.cgyard.*; do
+		[ -d "$so" ] && umount -R -l "$so" 2>/dev/null
+	done
+	rmdir /sys/fs/cgroup/*/"$CG/$name"/.proxy-crun /sys/fs/cgroup/*/"$CG/$name" 2>/dev/null
+	return 0
 }
 
 export PODMAN_IGNORE_CGROUPSV1_WARNING=1
