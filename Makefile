@@ -67,6 +67,18 @@ CFLAGS  += $(SANITIZE)
 # No libcompel: its compel_run_at/compel_syscall stop on int3, which kills
 # the target when ptimer dies (restorer/host/inject.c runs code its own way).
 LDLIBS  := -lprotobuf-c -ljson-c -lnl-3
+# The fault build (-DPTIMER_FAULT_INJECT in SANITIZE) fails any of these
+# calls on demand (PTIMER_FAIL_NTH, lib/fault_nth.h): the linker sends
+# ptimer's own calls to lib/fault_nth.c's wrappers.  Not ptrace: on a
+# thread ptimer holds stopped it fails only when the thread is being
+# killed, which the kill tests make happen for real.
+FAULT_WRAP := waitpid open openat fcntl prctl read write pread pwrite process_vm_readv \
+	process_vm_writev kill tgkill fopen opendir fstat stat fstatat readlink unlinkat linkat mkdirat \
+	rename renameat fsync fchmod fchown dup2 sigtimedwait
+ifneq (,$(findstring PTIMER_FAULT_INJECT,$(SANITIZE)))
+WRAP_LDFLAGS := $(foreach f,$(FAULT_WRAP),-Wl,--wrap=$(f))
+LDLIBS += $(WRAP_LDFLAGS)
+endif
 
 # The in-target blob: freestanding, position independent, no SSE/FP/SIMD
 # (the thread's extended registers are never saved or restored), no libc.
@@ -182,7 +194,7 @@ $(PLUGIN_CRIU_SRCS:%.c=$(B)/%.o): $(B)/%.o: %.c Makefile | $(PROTO_H)
 $(B)/libptimer.a: $(LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 $(B)/ptimer_plugin.so: $(PLUGIN_SRCS:%.c=$(B)/%.o) $(B)/libptimer.a plugin/exports.map
-	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -Wl,--version-script=plugin/exports.map -o $@ $(filter-out %.map,$^) -Wl,--as-needed -lprotobuf-c -ljson-c -lnl-3
+	$(CC) $(CFLAGS) -shared -Wl,-soname,ptimer_plugin.so -Wl,--version-script=plugin/exports.map -o $@ $(filter-out %.map,$^) $(WRAP_LDFLAGS) -Wl,--as-needed -lprotobuf-c -ljson-c -lnl-3
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -253,7 +265,7 @@ $(B)/test/%: test/e2e/%.c $(TST_O)
 # zdtm_timers reads /proc through lib/, as ptimer does.
 $(B)/test/zdtm_timers: test/e2e/zdtm_timers.c $(TST_O) $(LIB_SRCS:%.c=$(B)/%.o)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< $(TST_O) $(LIB_SRCS:%.c=$(B)/%.o) -lrt -lpthread
+	$(CC) $(CFLAGS) $(DEPFLAGS) -MF $@.d -MT $@ -o $@ $< $(TST_O) $(filter-out %/fault_nth.o,$(LIB_SRCS:%.c=$(B)/%.o)) -lrt -lpthread
 
 tests: $(B)/ptimer $(UNIT_TESTS) $(E2E_PROGS)
 

@@ -64,7 +64,11 @@ static int wait_interrupt_stop(struct ptimer_task *t, pid_t tid, struct ptimer_e
 	for (int i = 0; i < STOP_WAITS; i++) {
 		int status;
 
-		if (waitpid(tid, &status, __WALL) != tid)
+		pid_t w;
+
+		while ((w = waitpid(tid, &status, __WALL)) < 0 && errno == EINTR)
+			;
+		if (w != tid)
 			return ptimer_errf(err, errno, "waiting for thread %d to stop: %s", tid, strerror(errno));
 		/*
 		 * The leader's exit reaches its tracer only once the whole

@@ -12,7 +12,8 @@
  * ptimer_vm_copy - copy len bytes from addr in process pid into buf, or
  * from buf to addr when write is true (process_vm_readv(2) /
  * process_vm_writev(2): needs ptrace access to pid; the target is not
- * stopped for it).  len 0 does nothing.  Returns 0, -EFAULT (part of the
+ * stopped for it).  len 0 does nothing; a call that fails with ENOMEM,
+ * EAGAIN or EINTR is made once more.  Returns 0, -EFAULT (part of the
  * range is not mapped, or not writable: a short copy), -ESRCH (pid is
  * gone), -EPERM, or another -errno of the call.
  */

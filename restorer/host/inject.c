@@ -46,6 +46,7 @@
 #include "restorer/arch/aarch64/regs.h"
 #endif
 #include "lib/err.h"
+#include "lib/fault_nth.h"
 #include "lib/procfs.h"
 #include "lib/vm.h"
 
@@ -300,6 +301,17 @@ _Static_assert(sizeof(struct ptimer_blob_args) <= PTIMER_RESUME_CTX_OFF, "args o
 _Static_assert(PTIMER_RESUME_CTX_OFF + sizeof(struct ptimer_resume_ctx) <= PTIMER_LEFTOVER_MARK_OFF,
 	       "the resume context overlaps the leftover mark");
 
+/* waitpid(tid, __WALL), again when a signal cut it short: true when tid
+ * reported */
+static bool wait_tid(pid_t tid, int *status)
+{
+	pid_t w;
+
+	while ((w = waitpid(tid, status, __WALL)) < 0 && errno == EINTR)
+		;
+	return w == tid;
+}
+
 static bool stop_signal(int sig)
 {
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
@@ -344,7 +356,8 @@ static int run_at(struct ptimer_blob *b, ptimer_arch_regs *regs, uint64_t lo, ui
 			break;
 		}
 		sig = 0;
-		if (waitpid(b->tid, &status, __WALL) != b->tid) {
+		/* the thread runs our code: a wait cut short is waited again */
+		if (!wait_tid(b->tid, &status)) {
 			r = -errno;
 			break;
 		}
@@ -556,6 +569,16 @@ static int stub_syscall(struct ptimer_blob *b, int nr, long *ret, unsigned long 
 	ptimer_arch_regs regs = b->regs, out;
 	int r;
 
+	/*
+	 * The fault build: the syscall fails in the target, before it runs.
+	 * Not the munmap of ptimer's whole mapping, which fails only when
+	 * the thread is gone (no split, nothing to allocate).
+	 */
+	if (nr != __NR_munmap &&
+	    ptimer_fail_nth("remote-syscall", nr == __NR_mmap || nr == __NR_mprotect ? ENOMEM : EINVAL)) {
+		*ret = -errno;
+		return 0;
+	}
 	ptimer_arch_stub_mark(&regs, mark_at, mark_size);
 	ptimer_arch_set_ip(&regs, b->stub);
 	ptimer_arch_stub_syscall(&regs, nr, args);
