@@ -290,7 +290,8 @@ asan:
 
 # --- fuzzing ------------------------------------------------------------------
 # libFuzzer targets (clang, libclang-rt-14-dev) for the image reader, the JSON
-# encoder input and the /proc/PID/timers parser, with ASan and UBSan.
+# encoder input, the /proc/PID/timers parser and the plugin's reader of
+# criu's core and pstree images, with ASan and UBSan.
 # 'make check' replays test/fuzz/corpus/; 'make fuzz' runs each target
 # FUZZ_SECONDS, new inputs going to a scratch directory (test/fuzz/run.sh).
 FUZZ_CC      ?= clang
@@ -302,6 +303,9 @@ FUZZ_BINS    := $(patsubst test/fuzz/%.c,$(B)/fuzz/%,$(wildcard test/fuzz/fuzz_*
 $(B)/fuzz/fuzz_%: test/fuzz/fuzz_%.c test/fuzz/fuzz.h $(FUZZ_LIB) $(PROTO_H) $(wildcard lib/*.h images/*.h core/*.h restorer/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LIB) -lprotobuf-c -ljson-c
+# criu's own images, as the plugin reads and edits them
+$(B)/fuzz/fuzz_criu_core: FUZZ_LIB += plugin/criu_core.c
+$(B)/fuzz/fuzz_criu_core: plugin/criu_core.c plugin/criu_core.h
 fuzz-build: $(FUZZ_BINS)
 fuzz: fuzz-build
 	@bash test/fuzz/run.sh fuzz $(B) $(FUZZ_SECONDS)
