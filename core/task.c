@@ -337,6 +337,7 @@ int ptimer_task_gone(pid_t pid, int ret, const char *doing, struct ptimer_err *e
 
 int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 {
+	struct ptimer_proc_stat ps;
 	bool grew = true;
 	char st;
 	int ret = 0, pass;
@@ -347,16 +348,21 @@ int ptimer_task_seize(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 	t->owns_waits = true;
 	if (pid == getpid())
 		return ptimer_errf(err, EINVAL, "process %d is ptimer itself", pid);
-	st = proc_state(pid);
-	if (!st)
+	ret = ptimer_proc_stat(pid, 0, &ps);
+	if (ret == -ENOENT || ret == -ESRCH)
 		return ptimer_errf(err, ESRCH, "no process %d", pid);
+	if (ret)
+		return ptimer_errf(err, -ret, "cannot read /proc/%d/stat: %s", pid, strerror(-ret));
+	st = ps.state;
 	if ((st == 'Z' || st == 'X') && !live_threads(pid))
 		return ptimer_errf(err, ESRCH, "process %d has exited: it is a zombie with no live thread, "
 				   "waiting for its parent to reap it; it has no timers left", pid);
 	tgid = ptimer_proc_tgid(pid);
 	/* gone between the two reads (killed as ptimer starts) */
-	if (tgid < 0)
+	if (tgid == -ENOENT || tgid == -ESRCH)
 		return ptimer_errf(err, ESRCH, "process %d exited while ptimer was attaching to it", pid);
+	if (tgid < 0)
+		return ptimer_errf(err, -tgid, "cannot read /proc/%d/status: %s", pid, strerror(-tgid));
 	if (tgid != pid)
 		return ptimer_errf(err, EINVAL, "%d is a thread of process %d, not a process: pass -t %d", pid,
 				   tgid, tgid);

@@ -49,7 +49,8 @@ int ptimer_proc_status_keys(pid_t pid, pid_t tid, struct ptimer_status_key *keys
 int ptimer_proc_status_longs(pid_t pid, pid_t tid, const char *key, long *v, int max);
 
 /* ptimer_proc_tgid - the process (Tgid: of /proc/<tid>/status) that host
- * thread tid belongs to; -ENOENT when it is gone. */
+ * thread tid belongs to; -ENOENT when it is gone, else the -errno of the
+ * read (-EIO, -ENOMEM...). */
 pid_t ptimer_proc_tgid(pid_t tid);
 
 /*
