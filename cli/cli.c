@@ -85,9 +85,9 @@ static const struct opt_desc opts[] = {
 	{ OPT_VERIFY, "verify", NULL, C_RESTORE,
 	  "read /proc/PID/timers again after the restore and compare it with the image" },
 	{ OPT_RSEQ_SLICE, "rseq-slice", "auto|require|off", C_RESTORE,
-	  "rseq time-slice extension of threads that had it enabled: auto (default) warns and goes on "
-	  "when the kernel cannot enable it; require refuses before anything changes; off leaves it "
-	  "alone" },
+	  "each thread's rseq time-slice extension mode, set back as dumped (enabled or disabled): "
+	  "auto (default) warns and goes on when the kernel cannot set it; require refuses before "
+	  "anything changes; off leaves it alone" },
 	{ OPT_JSON, "json", NULL, C_SHOW,
 	  "print JSON (the input of encode) instead of text" },
 	{ 'i', "in", "JSON", C_ENCODE,

@@ -701,7 +701,8 @@ static int slice_begin(struct ptimer_task *t, const struct ptimer_image *img,
 	*n_sv = 0;
 	if (mode == PTIMER_RSEQ_SLICE_OFF)
 		return 0;
-	ret = ptimer_slice_targets(t, img, o ? o->tid_map : NULL, o ? o->n_tid_map : 0, sv, n_sv, err);
+	ret = ptimer_slice_targets(t, img, o ? o->tid_map : NULL, o ? o->n_tid_map : 0,
+				   o && o->slice_start_disabled, sv, n_sv, err);
 	if (!ret)
 		ret = ptimer_slice_prepare(t->pid, *sv, *n_sv, mode, NULL, err);
 	if (!ret)
@@ -903,7 +904,7 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 		.want = o ? o->mode : PTIMER_RESTORE_AUTO,
 		.n = img->n_timers,
 	};
-	uint64_t t0 = ptimer_now_ns(), t1;
+	uint64_t t0 = ptimer_now_ns(), t1, ns_slice;
 	struct ptimer_slice_target *sv = NULL;
 	int ret, ret_close, n_sv = 0;
 
@@ -917,8 +918,10 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 		return ret;
 	}
 	ret = read_occupied(t, r.w, r.n, &r.occ, &r.n_occ, err);
+	t1 = ptimer_now_ns();
 	if (!ret)
 		ret = slice_begin(t, img, o, &sv, &n_sv, err);
+	ns_slice = ptimer_now_ns() - t1;	/* its runs are inside the process too */
 	if (!ret && r.n == 0 && o && o->put_pdeath)
 		ret = put_pdeath(t, NULL, o->pdeath_sig, err);
 	if (ret || r.n == 0)
@@ -958,8 +961,10 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 out:
 	if (ret)
 		ptimer_slice_undo(t->pid, sv, n_sv, NULL);
-	if (st)
+	if (st) {
+		st->ns_inject += ns_slice;
 		st->ns_total = ptimer_now_ns() - t0;
+	}
 	free(sv);
 	free(r.w);
 	free(r.occ);

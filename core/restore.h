@@ -46,6 +46,10 @@ struct ptimer_restore_opts {
 	bool verify;			/* re-read /proc/PID/timers afterwards and
 					   compare (costs O(n^2) in the kernel) */
 	enum ptimer_rseq_slice rseq_slice;
+	bool slice_start_disabled;	/* every thread's extension starts disabled
+					   (criu re-registers each rseq area with flags
+					   0, criu/pie/restorer.c): only the image's
+					   enabled threads are set, none is asked */
 	bool force_signals;		/* standalone: restore timers whose signal the
 					   target would not take (see ptimer_restore_task) */
 	bool put_pdeath;		/* once the timers are made, set the leader's

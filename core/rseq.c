@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * rseq time-slice extension state, per thread: dumped next to the timers and
- * re-enabled on restore.
+ * set back as dumped on restore, enabled or disabled.
  *
  * The state lives in three places (Linux 7.0+, kernel/rseq.c and
  * uapi/linux/rseq.h, uapi/linux/prctl.h):
@@ -9,19 +9,21 @@
  *    PTRACE_GET_RSEQ_CONFIGURATION (0x420f, Linux 5.13);
  *  - the per-thread "enabled" mode, which only the thread itself can read
  *    or set: prctl(PR_RSEQ_SLICE_EXTENSION, GET/SET), run by the blob
- *    (PTIMER_OP_SLICE) in that thread;
+ *    (PTIMER_OP_SLICE) in that thread; the kernel mirrors it in
+ *    struct rseq.flags (SLICE_EXT_ENABLED beside SLICE_EXT_AVAILABLE);
  *  - struct rseq.slice_ctrl in the process's memory (u32 at offset 28: byte
- *    request at 28, byte granted at 29).  A grant belongs to the moment of
- *    the checkpoint: the kernel kills a thread it finds with granted set but
- *    no grant of its own, so restore clears it and keeps request.
+ *    request at 28, byte granted at 29), saved in the image as it was and
+ *    never written: the kernel zeroes it when it revokes a grant, which it
+ *    does on the way to a ptrace stop (any pending work but a reschedule,
+ *    include/linux/rseq_entry.h), so a dump never holds a grant.
  * Only a kernel built with CONFIG_RSEQ_SLICE_EXTENSION grants extensions
  * (Debian's do not), and only to threads registered in "v2" mode: rseq(2)
  * with at least getauxval(AT_RSEQ_FEATURE_SIZE) bytes (33 on 7.x) aligned
  * on AT_RSEQ_ALIGN (kernel/rseq.c rseq_register); a 32-byte registration
- * (glibc 2.35-2.39) answers ENOTSUPP to SET.  test/qemu/slice-kernel.sh
- * builds such a kernel and the slice-grants case runs on it; the paths no
- * kernel takes on demand (a grant held at the dump, a SET that fails after
- * a probe that passed) are test/unit/simkernel.c's.
+ * (glibc 2.35-2.39) answers GET with 0 and SET with ENOTSUPP: saved as
+ * "unavailable".  test/qemu/slice-kernel.sh builds such a kernel and the
+ * slice-grants case runs on it; the paths no kernel takes on demand (a SET
+ * that fails after a probe that passed) are test/unit/simkernel.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -65,14 +67,6 @@ int ptimer_slice_rseq_slice_parse(const char *s, enum ptimer_rseq_slice *out)
 	else
 		return -EINVAL;
 	return 0;
-}
-
-bool ptimer_slice_ctrl_clear_granted(uint8_t slice_ctrl[4])
-{
-	bool was = slice_ctrl[PTIMER_SLICE_CTRL_GRANTED] != 0;
-
-	slice_ctrl[PTIMER_SLICE_CTRL_GRANTED] = 0;
-	return was;
 }
 
 /* ---- the real kernel ------------------------------------------------------- */
@@ -201,8 +195,11 @@ int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_op
 		}
 		if (get == PTIMER_PR_RSEQ_SLICE_EXT_ENABLE)
 			th->slice_ext = PTIMER_SLICE_EXT_ENABLED;
-		else if (get == 0)
+		else if (get == 0 && th->rseq_abi_size > PTIMER_RSEQ_SLICE_CTRL_END)
 			th->slice_ext = PTIMER_SLICE_EXT_DISABLED;
+		/* else a 32-byte (original ABI) area: GET answers 0, SET ENABLE
+		 * fails; the kernel grants only to registrations of its feature
+		 * size (kernel/rseq.c): unavailable, whatever the thread asks */
 		else if (get == -EINVAL || get == -ENOTSUPP_)
 			kernel_answer = get;	/* the same in every thread: ask no more */
 	}
@@ -214,15 +211,16 @@ int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_op
 /* ---- restore ------------------------------------------------------------------ */
 
 int ptimer_slice_targets(const struct ptimer_task *t, const struct ptimer_image *img,
-			 const struct ptimer_tid_map *map, int n_map, struct ptimer_slice_target **v, int *n,
-			 struct ptimer_err *err)
+			 const struct ptimer_tid_map *map, int n_map, bool enabled_only,
+			 struct ptimer_slice_target **v, int *n, struct ptimer_err *err)
 {
+	uint32_t least = enabled_only ? PTIMER_SLICE_EXT_ENABLED : PTIMER_SLICE_EXT_DISABLED;
 	int k = 0;
 
 	*v = NULL;
 	*n = 0;
 	for (uint32_t i = 0; i < img->n_threads; i++)
-		k += img->threads[i].slice_ext == PTIMER_SLICE_EXT_ENABLED;
+		k += img->threads[i].slice_ext >= least;
 	if (!k)
 		return 0;
 	*v = calloc((size_t)k, sizeof(**v));
@@ -233,10 +231,11 @@ int ptimer_slice_targets(const struct ptimer_task *t, const struct ptimer_image 
 		struct ptimer_slice_target *g;
 		pid_t vt;
 
-		if (th->slice_ext != PTIMER_SLICE_EXT_ENABLED)
+		if (th->slice_ext < least)
 			continue;
 		g = &(*v)[(*n)++];
 		g->image_tid = th->tid;
+		g->want_enabled = th->slice_ext == PTIMER_SLICE_EXT_ENABLED;
 		vt = ptimer_map_tid(t, img->pid, map, n_map, th->tid);
 		g->host_tid = vt ? ptimer_task_host_tid(t, vt) : 0;
 		g->owns_waits = t->owns_waits;
@@ -256,11 +255,12 @@ static int slice_trouble(enum ptimer_rseq_slice mode, struct ptimer_slice_target
 	else
 		snprintf(who, sizeof(who), "tid %d of the image", g->image_tid);
 	if (mode == PTIMER_RSEQ_SLICE_REQUIRE)
-		return ptimer_errf(err, e, "process %d: %s had the rseq time-slice extension enabled, but "
+		return ptimer_errf(err, e, "process %d: %s had the rseq time-slice extension %s, but "
 				   "%s; --rseq-slice=require: nothing restored (use --rseq-slice=auto to "
-				   "restore without it)", pid, who, what);
-	ptimer_log(PTIMER_LOG_WARN, "process %d: %s had the rseq time-slice extension enabled, but %s; "
-		   "restoring it without", pid, who, what);
+				   "restore without it)", pid, who, g->want_enabled ? "enabled" : "disabled", what);
+	ptimer_log(PTIMER_LOG_WARN, "process %d: %s had the rseq time-slice extension %s, but %s; "
+		   "restoring it %s", pid, who, g->want_enabled ? "enabled" : "disabled", what,
+		   g->want_enabled ? "without" : "with the extension enabled");
 	g->skip = true;
 	return 0;
 }
@@ -280,6 +280,12 @@ int ptimer_slice_prepare(pid_t pid, struct ptimer_slice_target *v, int n, enum p
 		g->skip = mode == PTIMER_RSEQ_SLICE_OFF;
 		if (g->skip)
 			continue;
+		/* to disable: a thread that is not there, or cannot be enabled,
+		 * is disabled already */
+		if (!g->want_enabled && !g->host_tid) {
+			g->skip = true;
+			continue;
+		}
 		if (!g->host_tid) {
 			snprintf(what, sizeof(what), "the target has no such thread (pass --tid-map %d=TID)",
 				 g->image_tid);
@@ -289,6 +295,10 @@ int ptimer_slice_prepare(pid_t pid, struct ptimer_slice_target *v, int n, enum p
 			continue;
 		}
 		ret = ops->get_config(ops->ctx, g->host_tid, &c);
+		if (!g->want_enabled && (ret || !c.rseq_abi_size)) {
+			g->skip = true;
+			continue;
+		}
 		if (ret || !c.rseq_abi_size) {
 			snprintf(what, sizeof(what), "it has no rseq registration to attach it to (%s)",
 				 ret ? strerror(-ret) : "PTRACE_GET_RSEQ_CONFIGURATION: none");
@@ -299,10 +309,18 @@ int ptimer_slice_prepare(pid_t pid, struct ptimer_slice_target *v, int n, enum p
 		}
 		g->rseq_abi_pointer = c.rseq_abi_pointer;
 		g->rseq_abi_size = c.rseq_abi_size;
-		ret = ops->slice(ops->ctx, g->host_tid, g->owns_waits, PTIMER_SLICE_PROBE, 0, &get, &set, err);
+		/* to disable: GET alone (SET 0 never fails where GET answers) */
+		ret = ops->slice(ops->ctx, g->host_tid, g->owns_waits,
+				 g->want_enabled ? PTIMER_SLICE_PROBE : PTIMER_SLICE_GET, 0, &get, &set, err);
 		if (ret)
 			return ret;
 		g->was_enabled = get == PTIMER_PR_RSEQ_SLICE_EXT_ENABLE;
+		/* as the image has it already (GET answering an error: the
+		 * kernel cannot enable it, so it is disabled) */
+		if (g->want_enabled == g->was_enabled || (!g->want_enabled && get < 0)) {
+			g->skip = true;
+			continue;
+		}
 		if (get < 0 || set < 0) {
 			snprintf(what, sizeof(what), "the kernel answers prctl(PR_RSEQ_SLICE_EXTENSION, %s) "
 				 "with %s", get < 0 ? "GET" : "SET", ptimer_slice_errname(get < 0 ? get : set));
@@ -322,41 +340,35 @@ int ptimer_slice_apply(pid_t pid, struct ptimer_slice_target *v, int n, enum pti
 	ops = ops_or_real(ops);
 	for (int i = 0; i < n; i++) {
 		struct ptimer_slice_target *g = &v[i];
+		uint32_t want = g->want_enabled ? PTIMER_PR_RSEQ_SLICE_EXT_ENABLE : 0, flags = 0;
 		int32_t get = 0, set = 1;
-		uint8_t ctrl[4];
-		uint64_t at = g->rseq_abi_pointer + PTIMER_RSEQ_SLICE_CTRL_OFF;
 		int ret;
 
 		if (g->skip)
 			continue;
-		ret = ops->slice(ops->ctx, g->host_tid, g->owns_waits, PTIMER_SLICE_SET, PTIMER_PR_RSEQ_SLICE_EXT_ENABLE, &get,
-				 &set, err);
+		ret = ops->slice(ops->ctx, g->host_tid, g->owns_waits, PTIMER_SLICE_SET, want, &get, &set, err);
 		if (ret)
 			return ret;
-		if (set < 0 || get != PTIMER_PR_RSEQ_SLICE_EXT_ENABLE) {
-			snprintf(what, sizeof(what), "the kernel answers prctl(PR_RSEQ_SLICE_EXTENSION, SET, "
-				 "ENABLE) with %s", set < 0 ? ptimer_slice_errname(set) : "success but GET "
-				 "says disabled");
+		/* SET changed the thread: undo puts it back whatever GET says */
+		g->applied = set >= 0;
+		/* the kernel's own record, struct rseq.flags: ENABLED follows the
+		 * mode wherever it set AVAILABLE (kernel/rseq.c) */
+		if (!ret && set >= 0 && (uint32_t)get == want &&
+		    !ops->mem(ops->ctx, g->host_tid, g->rseq_abi_pointer + PTIMER_RSEQ_FLAGS_OFF, &flags,
+			      sizeof(flags), false) &&
+		    (flags & PTIMER_RSEQ_FLAG_SLICE_EXT_AVAILABLE) &&
+		    !!(flags & PTIMER_RSEQ_FLAG_SLICE_EXT_ENABLED) != g->want_enabled)
+			get = -EPROTO;
+		if (set < 0 || (uint32_t)get != want) {
+			snprintf(what, sizeof(what), "the kernel answers prctl(PR_RSEQ_SLICE_EXTENSION, SET, %s) "
+				 "with %s", want ? "ENABLE" : "0",
+				 set < 0 ? ptimer_slice_errname(set)
+				 : get == -EPROTO ? "success, but struct rseq.flags says otherwise"
+						  : want ? "success, but GET says disabled" : "success, but GET says enabled");
 			ret = slice_trouble(mode, g, pid, set < 0 ? -set : EPROTO, err, what);
 			if (ret)
 				return ret;
-			continue;
 		}
-		g->applied = true;
-		/* Only an "enabled" thread's slice_ctrl is the kernel's: legacy rseq
-		 * users (TCMalloc) keep private data in those bytes. */
-		if (g->rseq_abi_size < PTIMER_RSEQ_SLICE_CTRL_END)
-			continue;
-		ret = ops->mem(ops->ctx, g->host_tid, at, ctrl, sizeof(ctrl), false);
-		if (!ret && ptimer_slice_ctrl_clear_granted(ctrl)) {
-			ret = ops->mem(ops->ctx, g->host_tid, at, ctrl, sizeof(ctrl), true);
-			if (!ret)
-				ptimer_log(PTIMER_LOG_INFO, "process %d: thread %d: cleared the time-slice grant "
-					   "saved with it (slice_ctrl.granted); request kept", pid, g->host_tid);
-		}
-		if (ret)
-			return ptimer_errf(err, -ret, "process %d: thread %d: struct rseq.slice_ctrl at 0x%llx: "
-					   "%s", pid, g->host_tid, (unsigned long long)at, strerror(-ret));
 	}
 	return 0;
 }
@@ -369,12 +381,14 @@ void ptimer_slice_undo(pid_t pid, struct ptimer_slice_target *v, int n, const st
 		int32_t get = 0, set = 1;
 		struct ptimer_err e;
 
-		if (!g->applied || g->was_enabled)
+		if (!g->applied)
 			continue;
-		if ((ops->slice(ops->ctx, g->host_tid, g->owns_waits, PTIMER_SLICE_SET, 0, &get, &set, &e) || set < 0) &&
+		if ((ops->slice(ops->ctx, g->host_tid, g->owns_waits, PTIMER_SLICE_SET,
+				g->was_enabled ? PTIMER_PR_RSEQ_SLICE_EXT_ENABLE : 0, &get, &set, &e) || set < 0) &&
 		    !ptimer_thread_exiting(pid, g->host_tid))	/* gone: nothing to undo */
-			ptimer_log(PTIMER_LOG_ERROR, "process %d: thread %d: could not disable the rseq "
-				   "time-slice extension again", pid, g->host_tid);
+			ptimer_log(PTIMER_LOG_ERROR, "process %d: thread %d: could not %s the rseq "
+				   "time-slice extension again", pid, g->host_tid,
+				   g->was_enabled ? "enable" : "disable");
 		g->applied = false;
 	}
 }

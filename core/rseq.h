@@ -13,12 +13,12 @@
 #include "core/task.h"
 #include "images/image.h"
 
-/* --rseq-slice / PTIMER_RSEQ_SLICE: what restore does with threads whose
- * rseq time-slice extension was enabled at dump. */
+/* --rseq-slice / PTIMER_RSEQ_SLICE: what restore does with each thread's
+ * rseq time-slice extension mode (enabled or disabled at dump). */
 enum ptimer_rseq_slice {
-	PTIMER_RSEQ_SLICE_AUTO = 0,	/* enable it; warn and go on when the kernel cannot */
+	PTIMER_RSEQ_SLICE_AUTO = 0,	/* as dumped; warn and go on when the kernel cannot */
 	PTIMER_RSEQ_SLICE_REQUIRE,	/* refuse, before anything changes, when it cannot */
-	PTIMER_RSEQ_SLICE_OFF,		/* leave it (and slice_ctrl) alone */
+	PTIMER_RSEQ_SLICE_OFF,		/* leave every thread's mode alone */
 };
 
 /* struct ptrace_rseq_configuration (uapi/linux/ptrace.h, Linux 5.13). */
@@ -30,9 +30,11 @@ struct ptimer_rseq_config {
 	uint32_t pad;
 };
 
-/* slice_ctrl bytes (uapi/linux/rseq.h struct rseq_slice_ctrl, little end). */
-#define PTIMER_SLICE_CTRL_REQUEST	0	/* set by user space */
-#define PTIMER_SLICE_CTRL_GRANTED	1	/* set by the kernel only */
+/* struct rseq.flags (u32 at offset 16): the kernel's own record of the
+ * slice extension (uapi/linux/rseq.h, Linux 7.0). */
+#define PTIMER_RSEQ_FLAGS_OFF			16u
+#define PTIMER_RSEQ_FLAG_SLICE_EXT_AVAILABLE	(1u << 4)
+#define PTIMER_RSEQ_FLAG_SLICE_EXT_ENABLED	(1u << 5)
 
 /*
  * How the host reaches a thread's rseq state; ptimer_rseq_real_ops uses the
@@ -63,15 +65,6 @@ const char *ptimer_slice_errname(int e);
 int ptimer_slice_rseq_slice_parse(const char *s, enum ptimer_rseq_slice *out);
 
 /*
- * ptimer_slice_ctrl_clear_granted - the restore's edit of struct
- * rseq.slice_ctrl (4 bytes as in memory, offset 28 of struct rseq): clear
- * byte 1 (granted), keep byte 0 (request) and the rest.  A grant is only
- * valid while the kernel holds it (kernel/rseq.c terminates a thread with
- * an inconsistent slice_ctrl).  Returns true when granted was set.
- */
-bool ptimer_slice_ctrl_clear_granted(uint8_t slice_ctrl[4]);
-
-/*
  * ptimer_dump_threads - fill img->threads (n_threads = t->n_threads, tids as
  * t->vtids) for t (all threads stopped): rseq registration from
  * PTRACE_GET_RSEQ_CONFIGURATION (none when that fails, e.g. EIO before
@@ -87,54 +80,63 @@ bool ptimer_slice_ctrl_clear_granted(uint8_t slice_ctrl[4]);
 int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_ops *ops,
 			struct ptimer_image *img, struct ptimer_err *err);
 
-/* One image thread whose slice extension restore must enable. */
+/* One image thread whose slice extension mode restore makes as dumped. */
 struct ptimer_slice_target {
 	pid_t image_tid;		/* tid in the image */
+	bool want_enabled;		/* the image's mode: enabled, else disabled */
 	pid_t host_tid;			/* target thread, host tid; 0: none maps */
 	bool owns_waits;		/* its process was seized by ptimer
 					   (struct ptimer_task.owns_waits) */
 	uint64_t rseq_abi_pointer;	/* the target thread's registration */
 	uint32_t rseq_abi_size;
 	bool was_enabled;		/* GET said enabled before we touched it */
-	bool skip;			/* auto: cannot be enabled (warned), or off */
-	bool applied;			/* SET ENABLE done */
+	bool skip;			/* as dumped already; auto: cannot be set
+					   (warned); or off */
+	bool applied;			/* SET done: undo sets was_enabled */
 };
 
 /*
- * ptimer_slice_prepare - check every target before anything changes:
- * host thread exists, has an rseq registration (PTRACE_GET_RSEQ_CONFIGURATION
- * gives rseq_abi_pointer/size), and the kernel takes the prctl there
- * (PTIMER_SLICE_PROBE: GET, then SET of the current value, which changes
- * nothing).  On a failure: mode require returns -errno (err names the
- * thread and the kernel's answer); auto logs a warning and marks the target
- * skip; off marks all skip without asking.  pid: the target, for messages.
+ * ptimer_slice_prepare - check every target before anything changes.  One
+ * already in the image's mode is skipped, and so is one to disable that
+ * the kernel cannot enable (no such thread, no rseq registration, GET
+ * answering an error).  One to enable needs the host thread, an rseq
+ * registration (PTRACE_GET_RSEQ_CONFIGURATION gives rseq_abi_pointer/size)
+ * and a kernel that takes the prctl there (PTIMER_SLICE_PROBE: GET, then
+ * SET of the current value, which changes nothing).  On a failure: mode
+ * require returns -errno (err names the thread and the kernel's answer);
+ * auto logs a warning and marks the target skip; off marks all skip
+ * without asking.  pid: the target, for messages.
  */
 int ptimer_slice_prepare(pid_t pid, struct ptimer_slice_target *v, int n, enum ptimer_rseq_slice mode,
 			 const struct ptimer_rseq_ops *ops, struct ptimer_err *err);
 
 /*
- * ptimer_slice_apply - for each target not skipped: SET ENABLE in the thread
- * (then GET must say enabled), and when rseq_abi_size >= 32 clear
- * slice_ctrl.granted in the process's memory, keeping request.  Failures as
- * in prepare (require: -errno; auto: warning); a memory access failure is
- * always -errno.
+ * ptimer_slice_apply - for each target not skipped: SET the image's mode
+ * in the thread, then check it as the kernel keeps it: GET, and struct
+ * rseq.flags SLICE_EXT_ENABLED where the kernel set SLICE_EXT_AVAILABLE.
+ * slice_ctrl is left as it is: a grant never outlives a ptrace stop (the
+ * kernel revokes it, zeroing slice_ctrl, when work other than a reschedule
+ * is pending on the way to user space, include/linux/rseq_entry.h), and a
+ * re-registration zeroes it too.  Failures as in prepare (require: -errno;
+ * auto: warning).
  */
 int ptimer_slice_apply(pid_t pid, struct ptimer_slice_target *v, int n, enum ptimer_rseq_slice mode,
 		       const struct ptimer_rseq_ops *ops, struct ptimer_err *err);
 
-/* ptimer_slice_undo - disable again where apply enabled it and it was not
- * enabled before (a failed restore leaves the threads as they were). */
+/* ptimer_slice_undo - put back the mode a target had before apply set it
+ * (a failed restore leaves the threads as they were). */
 void ptimer_slice_undo(pid_t pid, struct ptimer_slice_target *v, int n, const struct ptimer_rseq_ops *ops);
 
 /*
- * ptimer_slice_targets - the image's "enabled" threads mapped into t
+ * ptimer_slice_targets - the image's threads with a mode ("enabled" or,
+ * unless enabled_only, "disabled"; not "unavailable") mapped into t
  * (ptimer_map_tid with map[n_map], the --tid-map entries; then the host
  * tid; 0 when it does not map).  *v malloc'ed (free it), *n its length
  * (0: nothing to do, *v NULL).
  * Returns 0 or -ENOMEM.
  */
 int ptimer_slice_targets(const struct ptimer_task *t, const struct ptimer_image *img,
-			 const struct ptimer_tid_map *map, int n_map, struct ptimer_slice_target **v, int *n,
-			 struct ptimer_err *err);
+			 const struct ptimer_tid_map *map, int n_map, bool enabled_only,
+			 struct ptimer_slice_target **v, int *n, struct ptimer_err *err);
 
 #endif

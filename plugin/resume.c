@@ -174,6 +174,7 @@ static int complete_task(struct ptimer_task *t, const struct planned *p, const s
 			 struct ptimer_err *err)
 {
 	struct ptimer_restore_opts o = { .mode = conf->restore_mode, .rseq_slice = conf->rseq_slice,
+					 .slice_start_disabled = true,
 					 .pdeath_sig = (int)p->pdeath_orig };
 	const struct ptimer_image *img = &p->img;
 	unsigned int todo = p->d.todo;

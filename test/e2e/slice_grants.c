@@ -17,13 +17,19 @@
  *             RSEQ_FLAG_SLICE_EXT_DEFAULT_ON
  *   3 off     the same registration, extensions left disabled: it asks
  *             and must never be granted
- *   4 hog     glibc's registration, spins: with the three above, more
+ *   4 flag-off the same, registered with RSEQ_FLAG_SLICE_EXT_DEFAULT_ON
+ *             and then disabled by prctl(PR_RSEQ_SLICE_EXTENSION, SET, 0):
+ *             asks, never granted
+ *   5 v1      its own 32-byte registration (the original rseq ABI, as
+ *             glibc 2.35-2.39 makes): no extension can be enabled there;
+ *             spins
+ *   6 hog     glibc's registration, spins: with the ones above, more
  *             busy threads than CPUs, so the tick has someone to preempt
  *             for (a guest of the matrix has one vCPU)
  * and, while grants are counted only, a control: a thread like prctl,
  * made, enabled and ended for each count (it is never dumped), whose rate
  * says how the host changed between the two counts (PERIOD_NS).
- * Threads 1-3 loop over a critical section the way
+ * Threads 1-4 loop over a critical section the way
  * Documentation/userspace-api/rseq.rst shows it: slice_ctrl.request = 1,
  * the section (it writes a sequence number into 8 words, spins, and reads
  * them back: a section found torn is "lost"), request = 0, and when
@@ -34,20 +40,22 @@
  *   setup  threads 1 and 2 enabled; measures grants per second for
  *          PERIOD s, writes DIR/slice-state (what each thread's
  *          registration and slice state are) and its rates, then ready
- *   verify a fresh process: the same threads, every registration made
- *          without enabling anything; after DIR/restored (ptimer restore of
- *          setup's image) checks each thread against DIR/slice-state and
- *          grants against setup's rates
+ *   verify a fresh process: the same threads, every own registration of
+ *          the feature size made with RSEQ_FLAG_SLICE_EXT_DEFAULT_ON (a
+ *          program that enables by default: the restore must disable off
+ *          and flag-off); after DIR/restored (ptimer restore of setup's
+ *          image) checks each thread against DIR/slice-state and grants
+ *          against setup's rates
  *   criu   setup, then, once DIR/restored appears (criu dumped and
  *          restored this process), the same checks in this process
  *          against its own state before the dump
  * Checks (tag slice-grants): slice-grants-before-dump (threads 1 and 2
- * granted, 3 never), registration-as-dumped (each thread's rseq(2) area:
+ * granted, 3 and 4 never), registration-as-dumped (each thread's rseq(2) area:
  * re-registering the same pointer, length and signature answers EBUSY),
  * slice-state-as-dumped (prctl GET and the kernel-written flags bits
  * AVAILABLE/ENABLED per thread), slice-grants-after-restore (threads 1
  * and 2 granted at least half as often per second as before, each rate
- * taken relative to the control's beside it; 3 never),
+ * taken relative to the control's beside it; 3 and 4 never),
  * critical-sections-lost-0, sections-run-after-restore (every section
  * thread made progress).  "#" notes give the counts and rates.
  * Exits 4 (a SKIP) before ready when the kernel cannot grant extensions,
@@ -97,8 +105,8 @@ struct rseq_v2 {
 	uint8_t end;
 };
 
-enum { LEADER, PRCTL, FLAG, OFF, HOG, NT };
-static const char *const role_name[NT] = { "leader", "prctl", "flag", "off", "hog" };
+enum { LEADER, PRCTL, FLAG, OFF, FLAGOFF, V1, HOG, NT };
+static const char *const role_name[NT] = { "leader", "prctl", "flag", "off", "flag-off", "v1", "hog" };
 /* Grants per second are counted over PERIOD_NS, before the dump and after
  * the restore, in each thread and in a control: a thread made for the
  * measurement only, registered and enabled afresh each time, that exits
@@ -116,7 +124,7 @@ struct th {
 	int role;			/* its index in T; the control: PRCTL */
 	bool control;			/* the control thread (measure), always enabled */
 	_Atomic int stop;		/* the control's end */
-	struct rseq_v2 *rs;		/* own registration (PRCTL, FLAG, OFF); else glibc's area */
+	struct rseq_v2 *rs;		/* own registration (PRCTL..V1); else glibc's area */
 	uint32_t len;			/* the registered length */
 	int tid;
 	int start_err;			/* a failure while registering: -errno */
@@ -133,7 +141,8 @@ struct th {
 
 static struct th T[NT];
 static struct th ctl = { .role = PRCTL, .control = true };
-static bool enable;		/* setup and criu: threads PRCTL and FLAG enable */
+static bool enable;		/* setup and criu: threads PRCTL and FLAG enable;
+				   verify: every own v2 registration starts enabled */
 static uint32_t feature_size, align_to;
 static _Atomic int started;
 
@@ -175,11 +184,12 @@ static void report(struct th *t)
 	atomic_store(&t->done, atomic_load(&t->ask));
 }
 
-/* rseq(2) at feature_size bytes for this thread, glibc's dropped first. */
-static int register_own(struct th *t, int flags)
+/* rseq(2) at len bytes (feature_size, or 32: the original ABI) for this
+ * thread, glibc's dropped first. */
+static int register_own(struct th *t, uint32_t len, int flags)
 {
 	uint32_t gl = glibc_len();
-	size_t sz = (feature_size + align_to - 1) / align_to * align_to;
+	size_t sz = (len + align_to - 1) / align_to * align_to;
 	long r;
 
 	if (gl && (r = rseq_sys(glibc_area(), gl, RSEQ_FLAG_UNREGISTER_, RSEQ_SIG))) {
@@ -191,7 +201,7 @@ static int register_own(struct th *t, int flags)
 		return -ENOMEM;
 	}
 	memset(t->rs, 0, sz);
-	t->len = feature_size;
+	t->len = len;
 	r = rseq_sys(t->rs, t->len, flags, RSEQ_SIG);
 	if (r)
 		t->start_what = flags ? "rseq(RSEQ_FLAG_SLICE_EXT_DEFAULT_ON)" : "rseq()";
@@ -209,12 +219,22 @@ static void *worker(void *arg)
 	t->tid = gettid();
 	if (idx == HOG) {
 		t->len = glibc_len();
+	} else if (idx == V1) {
+		r = register_own(t, 32, 0);
 	} else {
-		r = register_own(t, idx == FLAG && on ? RSEQ_FLAG_SLICE_EXT_DEFAULT_ON_ : 0);
-		if (!r && idx == PRCTL && on &&
-		    prctl(PR_RSEQ_SLICE_EXTENSION_, PR_RSEQ_SLICE_EXTENSION_SET_, PR_RSEQ_SLICE_EXT_ENABLE_, 0, 0)) {
+		/* setup and criu: PRCTL enables by prctl, FLAG by the flag,
+		 * FLAGOFF by the flag and disables by prctl, OFF never; verify,
+		 * a fresh copy: every one by the flag */
+		int set = idx == PRCTL && on ? 1 : idx == FLAGOFF && !t->control && enable ? 0 : -1;
+		bool flag = (!enable && !t->control) || idx == FLAG || idx == FLAGOFF;
+
+		r = register_own(t, feature_size, flag ? RSEQ_FLAG_SLICE_EXT_DEFAULT_ON_ : 0);
+		if (!r && set >= 0 &&
+		    prctl(PR_RSEQ_SLICE_EXTENSION_, PR_RSEQ_SLICE_EXTENSION_SET_,
+			  set ? PR_RSEQ_SLICE_EXT_ENABLE_ : 0, 0, 0)) {
 			r = -errno;
-			t->start_what = "prctl(PR_RSEQ_SLICE_EXTENSION, SET, ENABLE)";
+			t->start_what = set ? "prctl(PR_RSEQ_SLICE_EXTENSION, SET, ENABLE)"
+					    : "prctl(PR_RSEQ_SLICE_EXTENSION, SET, 0)";
 		}
 	}
 	t->start_err = r;
@@ -224,7 +244,7 @@ static void *worker(void *arg)
 	for (unsigned long seq = 1; !atomic_load_explicit(&t->stop, memory_order_relaxed); seq++) {
 		if (atomic_load_explicit(&t->ask, memory_order_relaxed) != atomic_load_explicit(&t->done, memory_order_relaxed))
 			report(t);
-		if (idx == HOG) {
+		if (idx == HOG || idx == V1) {
 			for (volatile int i = 0; i < 200; i++)
 				;
 			continue;
@@ -414,9 +434,9 @@ static bool get_state(struct state *s)
 
 static void note_rates(const char *when, const double rate[NT], const unsigned long secs[NT], double ctl_rate)
 {
-	tst_note("grants per second %s: prctl %.1f, flag %.1f, off %.1f, the control %.1f (sections in %.1f s: "
-		 "%lu, %lu, %lu)", when, rate[PRCTL], rate[FLAG], rate[OFF], ctl_rate, PERIOD_NS / 1e9, secs[PRCTL],
-		 secs[FLAG], secs[OFF]);
+	tst_note("grants per second %s: prctl %.1f, flag %.1f, off %.1f, flag-off %.1f, the control %.1f "
+		 "(sections in %.1f s: %lu, %lu, %lu, %lu)", when, rate[PRCTL], rate[FLAG], rate[OFF], rate[FLAGOFF],
+		 ctl_rate, PERIOD_NS / 1e9, secs[PRCTL], secs[FLAG], secs[OFF], secs[FLAGOFF]);
 }
 
 int main(int argc, char **argv)
@@ -500,11 +520,12 @@ int main(int argc, char **argv)
 		/* nothing to compare a restore with: not ready, so that the
 		 * round fails with this line (checks before ready are not
 		 * collected) */
-		bool granted = rate[PRCTL] > 0 && rate[FLAG] > 0 && crate > 0 && atomic_load(&T[OFF].grants) == 0;
+		bool granted = rate[PRCTL] > 0 && rate[FLAG] > 0 && crate > 0 && atomic_load(&T[OFF].grants) == 0 &&
+			       atomic_load(&T[FLAGOFF].grants) == 0;
 
 		tst_check(granted, "slice-grants-before-dump", "grants per second: prctl %.1f, flag %.1f, the control "
-			  "%.1f (all > 0 expected); off %lu grants (0 expected)", rate[PRCTL], rate[FLAG], crate,
-			  atomic_load(&T[OFF].grants));
+			  "%.1f (all > 0 expected); off %lu grants, flag-off %lu (0 expected)", rate[PRCTL], rate[FLAG],
+			  crate, atomic_load(&T[OFF].grants), atomic_load(&T[FLAGOFF].grants));
 		if (!granted) {
 			fprintf(stderr, "slice_grants: no grants to compare a restore with before the dump\n");
 			return 2;
@@ -539,7 +560,7 @@ int main(int argc, char **argv)
 	/* the grants before the dump (role criu), two checks a thread, the
 	 * grants after the restore, the sections of PRCTL FLAG OFF, the torn
 	 * ones */
-	tst_plan((enable ? 1 : 0) + 2 * NT + 1 + (OFF - PRCTL + 1) + 1);
+	tst_plan((enable ? 1 : 0) + 2 * NT + 1 + (FLAGOFF - PRCTL + 1) + 1);
 
 	for (int i = 0; i < NT; i++) {
 		/* the same area, length and signature: EBUSY (a thread of criu's
@@ -560,26 +581,27 @@ int main(int argc, char **argv)
 	 * half (the control's own after/before is how the host changed) */
 	{
 		double load = before.ctl_rate > 0 ? crate2 / before.ctl_rate : 0;
-		bool ok = rate2[PRCTL] > 0 && rate2[FLAG] > 0 && rate2[OFF] == 0 && load > 0 &&
+		bool ok = rate2[PRCTL] > 0 && rate2[FLAG] > 0 && rate2[OFF] == 0 && rate2[FLAGOFF] == 0 && load > 0 &&
 			  rate2[PRCTL] >= before.rate[PRCTL] * load / 2 && rate2[FLAG] >= before.rate[FLAG] * load / 2;
 
 		tst_check(ok, "slice-grants-after-restore",
-			  "grants per second after/before: prctl %.1f/%.1f, flag %.1f/%.1f, off %.1f (0 expected); "
-			  "a thread enabled afresh %.1f/%.1f: at least half of before times %.2f expected",
-			  rate2[PRCTL], before.rate[PRCTL], rate2[FLAG], before.rate[FLAG], rate2[OFF], crate2,
-			  before.ctl_rate, load);
+			  "grants per second after/before: prctl %.1f/%.1f, flag %.1f/%.1f, off %.1f and flag-off %.1f "
+			  "(0 expected); a thread enabled afresh %.1f/%.1f: at least half of before times %.2f expected",
+			  rate2[PRCTL], before.rate[PRCTL], rate2[FLAG], before.rate[FLAG], rate2[OFF], rate2[FLAGOFF],
+			  crate2, before.ctl_rate, load);
 	}
-	for (int i = PRCTL; i <= OFF; i++) {
+	for (int i = PRCTL; i <= FLAGOFF; i++) {
 		char name[64];
 
 		snprintf(name, sizeof(name), "sections-run-after-restore/%s", role_name[i]);
 		tst_check(secs[i] > 0, name, "thread %s ran %lu sections in %.1f s",
 			  role_name[i], secs[i], PERIOD_NS / 1e9);
 	}
-	tst_check(!T[PRCTL].torn && !T[FLAG].torn && !T[OFF].torn, "critical-sections-lost-0",
-		  "sections found torn: prctl %lu, flag %lu, off %lu (%lu, %lu, %lu of them after the restore)",
-		  atomic_load(&T[PRCTL].torn), atomic_load(&T[FLAG].torn), atomic_load(&T[OFF].torn),
-		  T[PRCTL].torn - torn0[PRCTL], T[FLAG].torn - torn0[FLAG], T[OFF].torn - torn0[OFF]);
+	tst_check(!T[PRCTL].torn && !T[FLAG].torn && !T[OFF].torn && !T[FLAGOFF].torn, "critical-sections-lost-0",
+		  "sections found torn: prctl %lu, flag %lu, off %lu, flag-off %lu (%lu, %lu, %lu, %lu of them after "
+		  "the restore)", atomic_load(&T[PRCTL].torn), atomic_load(&T[FLAG].torn), atomic_load(&T[OFF].torn),
+		  atomic_load(&T[FLAGOFF].torn), T[PRCTL].torn - torn0[PRCTL], T[FLAG].torn - torn0[FLAG],
+		  T[OFF].torn - torn0[OFF], T[FLAGOFF].torn - torn0[FLAGOFF]);
 	tst_note("yields that gave the CPU back within the grant: prctl %lu of %lu, flag %lu of %lu",
 		 atomic_load(&T[PRCTL].yields), atomic_load(&T[PRCTL].grants), atomic_load(&T[FLAG].yields),
 		 atomic_load(&T[FLAG].grants));

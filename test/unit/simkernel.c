@@ -361,7 +361,18 @@ static long slice_prctl(unsigned long how, unsigned long arg3, unsigned long arg
 		return -PTIMER_ENOTSUPP;
 	if (!t->rseq)
 		return -PTIMER_ENXIO;
+	/* a 32-byte (original ABI) registration gets none: the kernel set no
+	 * SLICE_EXT_AVAILABLE in its flags */
+	if (arg3 && t->rseq_len <= 32)
+		return -PTIMER_ENOTSUPP;
 	t->slice_enabled = !!arg3;
+	/* the kernel's mirror in struct rseq.flags (offset 16), unless a test
+	 * makes it lag */
+	if (t->rseq_len > 32 && !t->flags_stuck) {
+		uint32_t *flags = (uint32_t *)(uintptr_t)(t->rseq + 16);
+
+		*flags = (*flags & ~(1u << 5)) | (1u << 4) | (t->slice_enabled ? 1u << 5 : 0);
+	}
 	return 0;
 }
 

@@ -58,6 +58,7 @@ struct simk_thread {
 	uint64_t rseq;			/* registered struct rseq address; 0: none */
 	uint32_t rseq_len;		/* its registered size */
 	int slice_enabled;		/* rseq.slice.state.enabled */
+	int flags_stuck;		/* SET leaves struct rseq.flags as it is */
 	long slice_set_calls;
 };
 
