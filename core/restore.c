@@ -28,6 +28,7 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "lib/cmp.h"
+#include "lib/fault_nth.h"
 #include "lib/procfs.h"
 #include "restorer/host/inject.h"
 
@@ -956,8 +957,15 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 		}
 	}
 	ret_close = ptimer_blob_close(r.b, ret ? NULL : err);
-	if (!ret)
+	if (!ret && !ret_close && ptimer_fail_nth("restorer-close", EIO))
+		ret_close = ptimer_errf(err, EIO, "process %d: cannot remove ptimer's restorer: injected failure",
+					t->pid);
+	if (!ret && ret_close) {
+		/* every timer is made and armed: a restore that fails now
+		 * deletes them, so that it fails whole */
+		delete_made(t, r.w, r.n);
 		ret = ret_close;
+	}
 out:
 	if (ret)
 		ptimer_slice_undo(t->pid, sv, n_sv, NULL);

@@ -16,7 +16,9 @@
  * host-side syscall the Makefile's FAULT_WRAP names (the linker's --wrap
  * puts lib/fault_nth.c in front of libc's) and every syscall run in a
  * target through the stub (restorer/host/inject.c), which then fails
- * there before it runs.  what names the call in the line appended to the
+ * there before it runs; and the close of a restore's restorer
+ * (core/restore.c), as one call: its munmap and ptrace calls fail only on
+ * a thread being killed, which the kill tests cover.  what names the call in the line appended to the
  * file PTIMER_FAIL_NTH_LOG ("failed N WHAT ERRNO-NAME", and "calls C" at
  * exit), from which a test learns which call failed and whether N was
  * reached at all.
