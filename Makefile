@@ -86,6 +86,8 @@ endif
 # Its architecture's part is restorer/arch/ARCH_DIR/ (entry.S, blob.lds,
 # mem.c; the headers are picked by the compiler's target).
 BLOB_CC ?= $(CC)
+# the fault build's blob fails its N-th syscall too (restorer/sys.h)
+BLOB_FAULT := $(filter -DPTIMER_FAULT_INJECT,$(SANITIZE))
 BLOB_ARCH_CFLAGS_x86_64 := -mno-red-zone
 # no loop turned into a call of memset/memcpy inside mem.c themselves
 BLOB_ARCH_CFLAGS_aarch64 := -fno-tree-loop-distribute-patterns
@@ -93,7 +95,7 @@ BLOB_CFLAGS := -O2 -g0 -std=gnu11 -Wall -Wextra -Wno-unused-parameter \
 	-ffreestanding -fno-builtin -fpie -fno-plt -fno-stack-protector \
 	-fno-asynchronous-unwind-tables -fno-unwind-tables -fno-jump-tables \
 	-fno-exceptions -fcf-protection=none $(BLOB_ARCH_CFLAGS_$(ARCH_DIR)) -mgeneral-regs-only \
-	-nostdlib -I.
+	-nostdlib -I. $(BLOB_FAULT)
 
 PROTOS  := $(wildcard proto/*.proto)
 PROTO_C := $(PROTOS:proto/%.proto=$(B)/proto/%.pb-c.c)

@@ -308,6 +308,12 @@ static int blob_failure(const struct ptimer_task *t, const struct ptimer_timer *
 
 	if (tm)
 		ptimer_clock_name(tm->clock_id, clk, sizeof(clk));
+	/* a failure about no timer: exact-ID mode could not be switched on */
+	if (!tm && a->result < 0 && a->result > -4096)
+		return ptimer_errf(err, (int)-a->result, "process %d: the kernel refused %s: %s; restored nothing",
+				   t->pid, a->mode == PTIMER_MODE_EXACT ? "exact-ID mode (prctl "
+				   "PR_TIMER_CREATE_RESTORE_IDS, ON)" : "the restore's first step",
+				   strerror((int)-a->result));
 	switch (a->result) {
 	case PTIMER_E_COUNTER:
 		return ptimer_errf(err, EPROTO, "process %d: the kernel did not hand out timer IDs one by one "

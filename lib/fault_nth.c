@@ -30,6 +30,7 @@
 static long nth = -1;		/* -1: PTIMER_FAIL_NTH not read yet; 0: off */
 static int forced_errno;
 static atomic_long calls;
+static bool held;		/* ptimer_fail_nth_hold */
 
 /* one line to PTIMER_FAIL_NTH_LOG, by raw syscalls: never counted */
 static void nth_note(const char *fmt, ...)
@@ -77,7 +78,7 @@ bool ptimer_fail_nth(const char *what, int err)
 
 	if (nth < 0)
 		nth_init();
-	if (!nth)
+	if (!nth || held)
 		return false;
 	c = atomic_fetch_add(&calls, 1) + 1;
 	if (c != nth)
@@ -85,6 +86,33 @@ bool ptimer_fail_nth(const char *what, int err)
 	errno = forced_errno ? forced_errno : err;
 	nth_note("failed %ld %s %s\n", c, what, strerrorname_np(errno) ? strerrorname_np(errno) : "?");
 	return true;
+}
+
+unsigned ptimer_fail_nth_blob_at(void)
+{
+	long c;
+
+	if (nth < 0)
+		nth_init();
+	c = atomic_load(&calls);
+	return nth > c + 1 ? (unsigned)(nth - c - 1) : 0;
+}
+
+void ptimer_fail_nth_hold(bool on)
+{
+	held = on;
+}
+
+void ptimer_fail_nth_took(unsigned n, int nr, int err)
+{
+	char what[32];
+
+	atomic_fetch_add(&calls, (long)n);
+	if (!nr)
+		return;
+	/* the blob failed its fail_at-th call: the N-th */
+	snprintf(what, sizeof(what), "blob-syscall-%d", nr);
+	nth_note("failed %ld %s %s\n", nth, what, strerrorname_np(-err) ? strerrorname_np(-err) : "?");
 }
 
 /* ---- the wrapped calls -------------------------------------------------- */

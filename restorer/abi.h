@@ -170,6 +170,15 @@ struct ptimer_blob_args {
 	uint32_t pdeath_want;
 	int32_t pdeath_sig;
 	int32_t pdeath_res;
+
+	/* the fault build's N-th-call failure (lib/fault_nth.h), in: fail
+	 * the fail_at-th syscall of this run (0: none); out: the syscalls
+	 * made (fail_calls), the one failed and its -errno (fail_nr,
+	 * fail_err; 0: none).  Unused in the builds users get. */
+	uint32_t fail_at;
+	uint32_t fail_calls;
+	int32_t fail_nr;
+	int32_t fail_err;
 };
 
 #endif /* __ASSEMBLER__ */

@@ -69,6 +69,30 @@ _Static_assert(sizeof(struct ptimer_kitimerspec) == 32, "__kernel_itimerspec is 
 #endif
 
 /*
+ * The fault build (-DPTIMER_FAULT_INJECT, lib/fault_nth.h): the
+ * args->fail_at-th syscall of a run fails before it is made, with an errno
+ * that call can return.  The arguments page follows the blob's code
+ * (__blob_end, blob.lds), reached PC-relative like the entry does.
+ */
+#ifdef PTIMER_FAULT_INJECT
+extern char __blob_end[] __attribute__((visibility("hidden")));
+
+static inline long ptimer_sys_fail(long nr, long err)
+{
+	struct ptimer_blob_args *a = (struct ptimer_blob_args *)(void *)__blob_end;
+
+	if (!a->fail_at || ++a->fail_calls != a->fail_at)
+		return 0;
+	a->fail_nr = (int32_t)nr;
+	a->fail_err = (int32_t)-err;
+	return -err;
+}
+#define PTIMER_SYS_FAIL(nr, err) do { long f_ = ptimer_sys_fail(nr, err); if (f_) return f_; } while (0)
+#else
+#define PTIMER_SYS_FAIL(nr, err) do { } while (0)
+#endif
+
+/*
  * timer_create(2).  With PR_TIMER_CREATE_RESTORE_IDS on, the kernel reads the
  * wanted ID from *timer_id first (kernel commit ec2d0c04624b); it always
  * writes the ID it gave back there.  0 or -errno.
@@ -76,6 +100,7 @@ _Static_assert(sizeof(struct ptimer_kitimerspec) == 32, "__kernel_itimerspec is 
 static inline long sys_timer_create(int clock_id, struct ptimer_ksigevent *sev,
 				    int32_t *timer_id)
 {
+	PTIMER_SYS_FAIL(PTIMER_NR_timer_create, PTIMER_EAGAIN);
 	return ptimer_syscall3(PTIMER_NR_timer_create, clock_id, (long)sev, (long)timer_id);
 }
 
@@ -84,6 +109,7 @@ static inline long sys_timer_settime(int32_t timer_id, int flags,
 				     const struct ptimer_kitimerspec *new_value,
 				     struct ptimer_kitimerspec *old_value)
 {
+	PTIMER_SYS_FAIL(PTIMER_NR_timer_settime, PTIMER_EINVAL);
 	return ptimer_syscall4(PTIMER_NR_timer_settime, timer_id, flags,
 			       (long)new_value, (long)old_value);
 }
@@ -91,18 +117,22 @@ static inline long sys_timer_settime(int32_t timer_id, int flags,
 /* timer_gettime(2): remaining time (relative) and period.  0 or -errno. */
 static inline long sys_timer_gettime(int32_t timer_id, struct ptimer_kitimerspec *cur)
 {
+	PTIMER_SYS_FAIL(PTIMER_NR_timer_gettime, PTIMER_EINVAL);
 	return ptimer_syscall3(PTIMER_NR_timer_gettime, timer_id, (long)cur, 0);
 }
 
 /* timer_getoverrun(2): overrun count (>= 0, clamped to INT_MAX) or -errno. */
 static inline long sys_timer_getoverrun(int32_t timer_id)
 {
+	PTIMER_SYS_FAIL(PTIMER_NR_timer_getoverrun, PTIMER_EINVAL);
 	return ptimer_syscall3(PTIMER_NR_timer_getoverrun, timer_id, 0, 0);
 }
 
 /* timer_delete(2).  0 or -errno (-EINVAL: no such timer). */
 static inline long sys_timer_delete(int32_t timer_id)
 {
+	/* not failed on purpose: the blob deletes only timers it made, which
+	 * no errno stops (kernel/time/posix-timers.c) */
 	return ptimer_syscall3(PTIMER_NR_timer_delete, timer_id, 0, 0);
 }
 
@@ -110,6 +140,9 @@ static inline long sys_timer_delete(int32_t timer_id)
 static inline long sys_prctl(int option, unsigned long arg2, unsigned long arg3,
 			     unsigned long arg4, unsigned long arg5)
 {
+	/* ... nor PR_TIMER_CREATE_RESTORE_IDS OFF, which only clears a flag */
+	if (option != PTIMER_PR_TIMER_CREATE_RESTORE_IDS || arg2 != PTIMER_PR_TIMER_CREATE_RESTORE_IDS_OFF)
+		PTIMER_SYS_FAIL(PTIMER_NR_prctl, PTIMER_EINVAL);
 	return ptimer_syscall5(PTIMER_NR_prctl, option, (long)arg2, (long)arg3,
 			       (long)arg4, (long)arg5);
 }

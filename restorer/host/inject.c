@@ -1079,6 +1079,9 @@ int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct p
 	a->abi_version = PTIMER_ABI_VERSION;
 	a->timers = b->timers;
 	a->occupied = b->occupied;
+	a->fail_at = ptimer_fail_nth_blob_at();
+	a->fail_calls = 0;
+	a->fail_nr = a->fail_err = 0;
 	if (a->n_timers > b->n_timers || a->n_occupied > b->n_occupied)
 		return ptimer_errf(err, EINVAL, "internal: %u timers / %u ids do not fit the %u / %u mapped",
 				   a->n_timers, a->n_occupied, b->n_timers, b->n_occupied);
@@ -1092,10 +1095,14 @@ int ptimer_blob_call(struct ptimer_blob *b, struct ptimer_blob_args *a, struct p
 		return r;
 	ptimer_arch_set_ip(&regs, b->base);
 	ptimer_arch_set_sp(&regs, b->stack_top);
+	ptimer_fail_nth_hold(a->fail_at > 0);
 	r = run_at(b, &regs, b->base, b->base + b->code_size, &out, "running its code", err);
-	if (r)
-		return r;
-	return vm_read(b, args, a, sizeof(*a), err);
+	if (!r)
+		r = vm_read(b, args, a, sizeof(*a), err);
+	ptimer_fail_nth_hold(false);
+	if (!r)
+		ptimer_fail_nth_took(a->fail_calls, a->fail_nr, a->fail_err);
+	return r;
 }
 
 int ptimer_blob_args_read(struct ptimer_blob *b, struct ptimer_blob_args *a, struct ptimer_err *err)

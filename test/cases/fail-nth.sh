@@ -4,8 +4,11 @@
 # fail-nth: every call of ptimer's own work failed in turn, as SQLite fails
 # every allocation and I/O in turn.  The fault build ('make asan',
 # lib/fault_nth.h) fails the N-th call it counts (each host-side syscall
-# of the Makefile's FAULT_WRAP list, and each syscall run in the target
-# through the stub) with an errno that call can return.  For each path, N
+# of the Makefile's FAULT_WRAP list, each syscall run in the target
+# through the stub, each the in-target restorer makes itself but
+# timer_delete of its own timers and exact-ID mode OFF, which cannot
+# fail, and the restorer's close as one) with an errno that call can
+# return.  For each path, N
 # = 1, 2, ... until a run ends without reaching N; each N in a fresh run
 # (a fresh target for a restore), and each must end either
 #   - in success: a dump's image shows the target's timers, a restore's
