@@ -109,9 +109,18 @@ int ptimer_file_read(const char *path, const char *what, size_t max, unsigned in
 		if (size && len >= cap - 1) {
 			/* one byte more than fstat said: the file is being written */
 			char probe;
+			ssize_t more;
 
-			if (read(fd, &probe, 1) == 0)
+			while ((more = read(fd, &probe, 1)) < 0 && errno == EINTR)
+				;
+			if (more == 0)
 				break;
+			if (more < 0) {
+				ret = -errno;
+				ptimer_errf(err, ret, "cannot read %s: %s%s%s", name, strerror(-ret), SEP(flags),
+					    hint_of(flags, -ret));
+				goto out;
+			}
 			ret = ptimer_errf(err, EAGAIN, "cannot read %s: it grew while being read; wait "
 					  "for the writer to finish and retry", name);
 			goto out;

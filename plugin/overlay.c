@@ -87,14 +87,18 @@ static int unlink_one(int fd, const char *name, unsigned type, void *arg)
 static void ov_remove(int dirfd, const char *name)
 {
 	/* again from the start while a pass removed something: a listing
-	 * read while its directory changes may skip an entry */
+	 * read while its directory changes may skip an entry, and an unlink
+	 * may fail once (EIO, EINTR on a network file system) */
 	for (int pass = 0; pass < 64; pass++) {
 		bool removed = false;
 
 		if (dir_each(dirfd, name, unlink_one, &removed) || !removed)
 			break;
 	}
-	unlinkat(dirfd, name, AT_REMOVEDIR);
+	if (unlinkat(dirfd, name, AT_REMOVEDIR) && errno != ENOENT && unlinkat(dirfd, name, AT_REMOVEDIR) &&
+	    errno != ENOENT)
+		ptimer_log(PTIMER_LOG_WARN, "cannot remove ptimer's directory %s from the image directory: %s; "
+			   "criu never reads it, and the next restore with ptimer removes it", name, strerror(errno));
 }
 
 struct link_arg {

@@ -502,8 +502,10 @@ int plan_restore(struct plan *plan, struct overlay *ov, const struct plan_env *e
 
 	c.prctl = prctl(PTIMER_PR_TIMER_CREATE_RESTORE_IDS, PTIMER_PR_TIMER_CREATE_RESTORE_IDS_GET, 0, 0, 0) >= 0;
 	ret = dir_each(criu_get_image_dir(), ".", list_one, &c);
-	if (ret < 0 && !c.failed && !c.n_entries)
-		ret = 0;	/* not opened: criu fails such a restore itself */
+	/* no directory to open: criu fails such a restore itself; a listing
+	 * that fails otherwise (ENOMEM, EMFILE) may hide a ptimers image */
+	if (ret < 0 && !c.failed && !c.n_entries && (ret == -EBADF || ret == -ENOENT || ret == -ENOTDIR))
+		ret = 0;
 	else if (ret < 0 && !c.failed)
 		ret = ptimer_errf(&err, -ret, "cannot list the image directory %s: %s", env->dir, strerror(-ret));
 	if (plan->n)
