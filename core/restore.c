@@ -83,6 +83,34 @@ static uint64_t status_mask(pid_t pid, pid_t tid, const char *key)
 	return ptimer_proc_status(pid, tid, key, buf, sizeof(buf)) ? 0 : strtoull(buf, NULL, 16);
 }
 
+/*
+ * The signals w[0..n) may queue to the process or to the runner thread
+ * that neither has pending before the restore: what a rollback takes back
+ * from the queues (flush_mask, restorer/abi.h).  0 when the pending sets
+ * cannot be read.  A timer aimed at another thread queues there, out of
+ * the runner's reach: left as the kernel keeps it.
+ */
+static uint64_t flush_mask_of(const struct ptimer_task *t, const struct ptimer_timer *w, uint32_t n)
+{
+	pid_t runner = ptimer_task_runner(t), vrunner = ptimer_task_vtid(t, runner);
+	char own[32], shared[32];
+	uint64_t m = 0;
+
+	if (ptimer_proc_status(t->pid, runner, "SigPnd", own, sizeof(own)) ||
+	    ptimer_proc_status(t->pid, runner, "ShdPnd", shared, sizeof(shared)))
+		return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ptimer_timer *tm = &w[i];
+
+		if (tm->signo < 1 || tm->signo > 64 ||
+		    (tm->sigev_notify != PTIMER_SIGEV_SIGNAL &&
+		     !((tm->sigev_notify & PTIMER_SIGEV_THREAD_ID) && tm->notify_tid == vrunner)))
+			continue;
+		m |= 1ull << (tm->signo - 1);
+	}
+	return m & ~(strtoull(own, NULL, 16) | strtoull(shared, NULL, 16));
+}
+
 /* What a signal nobody takes does to the process (signal(7) "Standard signals"). */
 static const char *default_action(int sig)
 {
@@ -639,9 +667,9 @@ static void place_clock_timers(struct restore_run *r)
  * blob may be in a process at a time: another one's mapping and stub
  * would look like a killed ptimer's leftovers to it.
  */
-static void delete_made(const struct ptimer_task *t, const struct ptimer_timer *w, uint32_t n)
+static void delete_made(const struct ptimer_task *t, const struct ptimer_timer *w, uint32_t n, uint64_t flush)
 {
-	struct ptimer_blob_args a = { .op = PTIMER_OP_ROLLBACK, .n_timers = n, .n_created = n };
+	struct ptimer_blob_args a = { .op = PTIMER_OP_ROLLBACK, .n_timers = n, .n_created = n, .flush_mask = flush };
 	struct ptimer_blob *b;
 
 	if (!n || ptimer_blob_open(&b, ptimer_task_runner(t), n, 0, t->owns_waits, NULL))
@@ -841,14 +869,14 @@ static int run_and_verify(struct restore_run *r, struct ptimer_err *err)
 		if (!ret)
 			ret = run_clock_groups(r, &made, err);
 		if (ret)
-			delete_made(r->t, r->w, made);
+			delete_made(r->t, r->w, made, r->a.flush_mask);
 	}
 	if (!ret && r->o && r->o->verify) {
 		ret = verify_restored(r->t, r->w, r->n, err);
 		if (ret && r->b)
 			rollback(r->t, r->b, &r->a);
 		else if (ret)
-			delete_made(r->t, r->w, r->n);
+			delete_made(r->t, r->w, r->n, r->a.flush_mask);
 	}
 	return ret;
 }
@@ -935,6 +963,7 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 		goto out;
 
 	t1 = ptimer_now_ns();
+	r.a.flush_mask = flush_mask_of(t, r.w, r.n);
 	ret = ptimer_blob_open(&r.b, ptimer_task_runner(t), r.n, r.n_occ, t->owns_waits, err);
 	if (ret)
 		goto out;
@@ -969,7 +998,7 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 	if (!ret && ret_close) {
 		/* every timer is made and armed: a restore that fails now
 		 * deletes them, so that it fails whole */
-		delete_made(t, r.w, r.n);
+		delete_made(t, r.w, r.n, r.a.flush_mask);
 		ret = ret_close;
 	}
 out:
@@ -1041,7 +1070,7 @@ int ptimer_rebind_clock_timers(struct ptimer_task *t, const struct ptimer_image 
 		if (!ret) {
 			ret = run_clock_groups(&r, &made, err);
 			if (ret)
-				delete_made(t, r.w, made);
+				delete_made(t, r.w, made, r.a.flush_mask);
 		}
 		if (!ret)
 			ptimer_log(PTIMER_LOG_INFO, "process %d: %u timer%s on thread CPU clocks made again in "

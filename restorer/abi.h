@@ -24,7 +24,7 @@
 
 #include "lib/timer.h"	/* struct ptimer_timer, PTIMER_SIGEV_*, ... */
 
-#define PTIMER_ABI_VERSION	5u
+#define PTIMER_ABI_VERSION	6u
 #define PTIMER_BLOB_STACK	(64u * 1024u)
 
 /* The architecture's part: stub offsets, register layout, rseq signature. */
@@ -141,6 +141,10 @@ struct ptimer_blob_args {
 	uint32_t allow_wrap;	/* linear: may go through INT_MAX back to 0 */
 	uint64_t occupied;	/* target address of int32_t[] */
 	uint64_t budget;	/* linear: max create/delete pairs per run */
+	uint64_t flush_mask;	/* signals (bit S-1) the timers may queue that
+				   were pending neither in this thread nor in the
+				   process before: what is queued of them is taken
+				   back after the timers are deleted again */
 
 	/* state, carried between runs of one RESTORE */
 	int32_t counter;	/* linear: next ID the kernel will hand out */

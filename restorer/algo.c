@@ -151,6 +151,30 @@ static long arm_timers(struct ptimer_blob_args *a)
 }
 
 /*
+ * After the timers are deleted: the signals they queued (one at most each:
+ * a timer's sigqueue is its own) come out of this thread's and the
+ * process's queues.  Linux 6.13+ leaves a deleted timer's queued signal in
+ * place and drops it only when it is dequeued (kernel/signal.c
+ * dequeue_signal(), posixtimer_deliver_signal()): until then the signal
+ * shows as pending.  Only signals the host found pending nowhere before
+ * (flush_mask), so none of the process's own is taken.
+ */
+static void flush_queued(struct ptimer_blob_args *a)
+{
+	const struct ptimer_ts now = { 0, 0 };
+
+	for (int s = 1; s <= 64; s++) {
+		uint64_t set = 1ull << (s - 1);
+
+		if (!(a->flush_mask & set))
+			continue;
+		for (uint32_t k = 0; k <= a->n_timers; k++)
+			if (sys_rt_sigtimedwait(&set, &now) < 0)
+				break;
+	}
+}
+
+/*
  * Delete timers[0..n_created), newest first; n_created = n_armed = 0 and the
  * restore starts over from PHASE_IDLE.  Goes on past failures so that as much
  * as possible is gone; returns 0 or the first -errno.
@@ -169,6 +193,7 @@ static long delete_created(struct ptimer_blob_args *a)
 	}
 	a->n_armed = 0;
 	a->phase = PHASE_IDLE;
+	flush_queued(a);
 	return first;
 }
 

@@ -66,6 +66,7 @@ struct simk_counts {
 	long timer_create;		/* calls, failed ones included */
 	long timer_create_ok;
 	long timer_delete;
+	long sigtimedwait;
 	long timer_settime;
 	long timer_gettime;
 	long timer_getoverrun;

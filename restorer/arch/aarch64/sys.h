@@ -14,6 +14,7 @@
 #define PTIMER_NR_timer_getoverrun 109
 #define PTIMER_NR_timer_settime	110
 #define PTIMER_NR_timer_delete	111
+#define PTIMER_NR_rt_sigtimedwait 137
 #define PTIMER_NR_prctl		167
 
 static inline long ptimer_syscall5(long n, long a1, long a2, long a3, long a4, long a5)

@@ -9,6 +9,7 @@
 #define PTIMER_ARCH_X86_64_SYS_H
 
 /* arch/x86/entry/syscalls/syscall_64.tbl */
+#define PTIMER_NR_rt_sigtimedwait 128
 #define PTIMER_NR_prctl		157
 #define PTIMER_NR_timer_create	222
 #define PTIMER_NR_timer_settime	223
