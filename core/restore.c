@@ -22,6 +22,7 @@
 
 #include "core/restore.h"
 #include "core/log.h"
+#include "core/pending.h"
 #include "core/timer_state.h"
 #include "core/proc_timers.h"
 #include "core/rseq.h"
@@ -81,34 +82,6 @@ static uint64_t status_mask(pid_t pid, pid_t tid, const char *key)
 	char buf[32];
 
 	return ptimer_proc_status(pid, tid, key, buf, sizeof(buf)) ? 0 : strtoull(buf, NULL, 16);
-}
-
-/*
- * The signals w[0..n) may queue to the process or to the runner thread
- * that neither has pending before the restore: what a rollback takes back
- * from the queues (flush_mask, restorer/abi.h).  0 when the pending sets
- * cannot be read.  A timer aimed at another thread queues there, out of
- * the runner's reach: left as the kernel keeps it.
- */
-static uint64_t flush_mask_of(const struct ptimer_task *t, const struct ptimer_timer *w, uint32_t n)
-{
-	pid_t runner = ptimer_task_runner(t), vrunner = ptimer_task_vtid(t, runner);
-	char own[32], shared[32];
-	uint64_t m = 0;
-
-	if (ptimer_proc_status(t->pid, runner, "SigPnd", own, sizeof(own)) ||
-	    ptimer_proc_status(t->pid, runner, "ShdPnd", shared, sizeof(shared)))
-		return 0;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct ptimer_timer *tm = &w[i];
-
-		if (tm->signo < 1 || tm->signo > 64 ||
-		    (tm->sigev_notify != PTIMER_SIGEV_SIGNAL &&
-		     !((tm->sigev_notify & PTIMER_SIGEV_THREAD_ID) && tm->notify_tid == vrunner)))
-			continue;
-		m |= 1ull << (tm->signo - 1);
-	}
-	return m & ~(strtoull(own, NULL, 16) | strtoull(shared, NULL, 16));
 }
 
 /* What a signal nobody takes does to the process (signal(7) "Standard signals"). */
@@ -667,9 +640,46 @@ static void place_clock_timers(struct restore_run *r)
  * blob may be in a process at a time: another one's mapping and stub
  * would look like a killed ptimer's leftovers to it.
  */
-static void delete_made(const struct ptimer_task *t, const struct ptimer_timer *w, uint32_t n, uint64_t flush)
+/*
+ * After a rollback in thread tid (b open there): the signals the deleted
+ * timers w[0..n) queued are taken out of that thread's and the process's
+ * queues (PTIMER_OP_FLUSH), where Linux 6.13+ leaves them pending until
+ * they are dequeued.  Only a signal whose every queued entry is an SI_TIMER
+ * of one of w's IDs (PTRACE_PEEKSIGINFO; the process holds none of them,
+ * read_occupied): none of the process's own is taken.  Best effort: a
+ * queue that cannot be read is left as it is.
+ */
+static void flush_stale(struct ptimer_blob *b, pid_t tid, const struct ptimer_timer *w, uint32_t n)
 {
-	struct ptimer_blob_args a = { .op = PTIMER_OP_ROLLBACK, .n_timers = n, .n_created = n, .flush_mask = flush };
+	struct ptimer_blob_args a = { .op = PTIMER_OP_FLUSH };
+	uint64_t ours = 0, theirs = 0;
+
+	for (int shared = 0; shared < 2; shared++) {
+		siginfo_t *si;
+		size_t k;
+
+		if (ptimer_sigqueue_peek(tid, shared, &si, &k))
+			return;
+		for (size_t j = 0; j < k; j++) {
+			int s = si[j].si_signo;
+			bool mine = false;
+
+			if (s < 1 || s > 64)
+				continue;
+			for (uint32_t i = 0; i < n && si[j].si_code == SI_TIMER && !mine; i++)
+				mine = si[j].si_timerid == w[i].timer_id;
+			*(mine ? &ours : &theirs) |= 1ull << (s - 1);
+		}
+		free(si);
+	}
+	a.flush_mask = ours & ~theirs;
+	if (a.flush_mask)
+		ptimer_blob_call(b, &a, NULL);
+}
+
+static void delete_made(const struct ptimer_task *t, const struct ptimer_timer *w, uint32_t n)
+{
+	struct ptimer_blob_args a = { .op = PTIMER_OP_ROLLBACK, .n_timers = n, .n_created = n };
 	struct ptimer_blob *b;
 
 	if (!n || ptimer_blob_open(&b, ptimer_task_runner(t), n, 0, t->owns_waits, NULL))
@@ -678,6 +688,7 @@ static void delete_made(const struct ptimer_task *t, const struct ptimer_timer *
 		ptimer_blob_close(b, NULL);
 		goto failed;
 	}
+	flush_stale(b, ptimer_task_runner(t), w, n);
 	ptimer_blob_close(b, NULL);
 	return;
 failed:
@@ -712,6 +723,8 @@ static int run_clock_groups(struct restore_run *r, uint32_t *made, struct ptimer
 		ret = ptimer_blob_load(b, r->w + first, NULL, err);
 		if (!ret)
 			ret = run_restore(r->t, b, r->w + first, a.n_timers, &a, 0, r->o, NULL, err);
+		if (ret)	/* the run deleted its timers: their signals too */
+			flush_stale(b, h, r->w + first, a.n_timers);
 		rc = ptimer_blob_close(b, ret ? NULL : err);
 		if (!ret)
 			ret = rc;
@@ -869,14 +882,14 @@ static int run_and_verify(struct restore_run *r, struct ptimer_err *err)
 		if (!ret)
 			ret = run_clock_groups(r, &made, err);
 		if (ret)
-			delete_made(r->t, r->w, made, r->a.flush_mask);
+			delete_made(r->t, r->w, made);
 	}
 	if (!ret && r->o && r->o->verify) {
 		ret = verify_restored(r->t, r->w, r->n, err);
 		if (ret && r->b)
 			rollback(r->t, r->b, &r->a);
 		else if (ret)
-			delete_made(r->t, r->w, r->n, r->a.flush_mask);
+			delete_made(r->t, r->w, r->n);
 	}
 	return ret;
 }
@@ -963,7 +976,6 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 		goto out;
 
 	t1 = ptimer_now_ns();
-	r.a.flush_mask = flush_mask_of(t, r.w, r.n);
 	ret = ptimer_blob_open(&r.b, ptimer_task_runner(t), r.n, r.n_occ, t->owns_waits, err);
 	if (ret)
 		goto out;
@@ -991,6 +1003,8 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 			st->ns_loop = r.ns_loop;
 		}
 	}
+	if (ret && r.b)		/* rolled back: the signals its timers queued too */
+		flush_stale(r.b, ptimer_task_runner(t), r.w, r.n);
 	ret_close = ptimer_blob_close(r.b, ret ? NULL : err);
 	if (!ret && !ret_close && ptimer_fail_nth("restorer-close", EIO))
 		ret_close = ptimer_errf(err, EIO, "process %d: cannot remove ptimer's restorer: injected failure",
@@ -998,7 +1012,7 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 	if (!ret && ret_close) {
 		/* every timer is made and armed: a restore that fails now
 		 * deletes them, so that it fails whole */
-		delete_made(t, r.w, r.n, r.a.flush_mask);
+		delete_made(t, r.w, r.n);
 		ret = ret_close;
 	}
 out:
@@ -1070,7 +1084,7 @@ int ptimer_rebind_clock_timers(struct ptimer_task *t, const struct ptimer_image 
 		if (!ret) {
 			ret = run_clock_groups(&r, &made, err);
 			if (ret)
-				delete_made(t, r.w, made, r.a.flush_mask);
+				delete_made(t, r.w, made);
 		}
 		if (!ret)
 			ptimer_log(PTIMER_LOG_INFO, "process %d: %u timer%s on thread CPU clocks made again in "

@@ -30,7 +30,7 @@
 static long nth = -1;		/* -1: PTIMER_FAIL_NTH not read yet; 0: off */
 static int forced_errno;
 static atomic_long calls;
-static bool held;		/* ptimer_fail_nth_hold */
+static atomic_bool held;	/* ptimer_fail_nth_hold; the reaper thread reads it */
 
 /* one line to PTIMER_FAIL_NTH_LOG, by raw syscalls: never counted */
 static void nth_note(const char *fmt, ...)

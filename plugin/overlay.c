@@ -75,11 +75,20 @@ int dir_each(int at, const char *name, int (*fn)(int fd, const char *name, unsig
 	return ret;
 }
 
+struct unlinked {
+	bool removed;	/* an entry went in this pass */
+	bool failed;	/* an entry stayed */
+};
+
 static int unlink_one(int fd, const char *name, unsigned type, void *arg)
 {
+	struct unlinked *u = arg;
+
 	(void)type;
 	if (!unlinkat(fd, name, 0))
-		*(bool *)arg = true;
+		u->removed = true;
+	else
+		u->failed = true;
 	return 0;
 }
 
@@ -89,10 +98,10 @@ static void ov_remove(int dirfd, const char *name)
 	/* again from the start while a pass removed something: a listing
 	 * read while its directory changes may skip an entry, and an unlink
 	 * may fail once (EIO, EINTR on a network file system) */
-	for (int pass = 0; pass < 64; pass++) {
-		bool removed = false;
+	for (int pass = 0, retried = 0; pass < 64; pass++) {
+		struct unlinked u = { false, false };
 
-		if (dir_each(dirfd, name, unlink_one, &removed) || !removed)
+		if (dir_each(dirfd, name, unlink_one, &u) || (!u.removed && (!u.failed || retried++)))
 			break;
 	}
 	if (unlinkat(dirfd, name, AT_REMOVEDIR) && errno != ENOENT && unlinkat(dirfd, name, AT_REMOVEDIR) &&

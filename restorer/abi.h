@@ -102,6 +102,9 @@ enum ptimer_op {
 				   RESTORE at once (done: result 0 with
 				   prctl_get 0):
 				   one run of the thread instead of two */
+	PTIMER_OP_FLUSH = 7,	/* after a rollback: take the signals in
+				   flush_mask out of this thread's and the
+				   process's queues */
 };
 
 /* PTIMER_OP_SLICE: what to do in the thread the blob runs in. */
@@ -141,10 +144,8 @@ struct ptimer_blob_args {
 	uint32_t allow_wrap;	/* linear: may go through INT_MAX back to 0 */
 	uint64_t occupied;	/* target address of int32_t[] */
 	uint64_t budget;	/* linear: max create/delete pairs per run */
-	uint64_t flush_mask;	/* signals (bit S-1) the timers may queue that
-				   were pending neither in this thread nor in the
-				   process before: what is queued of them is taken
-				   back after the timers are deleted again */
+	uint64_t flush_mask;	/* FLUSH: signals (bit S-1) whose every queued
+				   entry the host found to be a deleted timer's */
 
 	/* state, carried between runs of one RESTORE */
 	int32_t counter;	/* linear: next ID the kernel will hand out */

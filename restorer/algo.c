@@ -151,27 +151,28 @@ static long arm_timers(struct ptimer_blob_args *a)
 }
 
 /*
- * After the timers are deleted: the signals they queued (one at most each:
- * a timer's sigqueue is its own) come out of this thread's and the
- * process's queues.  Linux 6.13+ leaves a deleted timer's queued signal in
- * place and drops it only when it is dequeued (kernel/signal.c
- * dequeue_signal(), posixtimer_deliver_signal()): until then the signal
- * shows as pending.  Only signals the host found pending nowhere before
- * (flush_mask), so none of the process's own is taken.
+ * FLUSH, after a rollback: dequeue the signals of flush_mask from this
+ * thread's and the process's queues.  Linux 6.13+ leaves a deleted
+ * timer's queued signal in place and drops it only when it is dequeued
+ * (kernel/signal.c dequeue_signal() goes on past it,
+ * posixtimer_deliver_signal()): until then the signal shows as pending.
+ * The host asks only for signals whose every queued entry it saw to be a
+ * deleted timer's (PTRACE_PEEKSIGINFO), which the kernel drops here
+ * without returning them.  Before 6.13 timer_delete removed them itself.
  */
-static void flush_queued(struct ptimer_blob_args *a)
+static long op_flush(struct ptimer_blob_args *a)
 {
 	const struct ptimer_ts now = { 0, 0 };
 
+	/* one call a signal: it drains every stale entry, and returns only
+	 * a signal someone sent since the host looked */
 	for (int s = 1; s <= 64; s++) {
 		uint64_t set = 1ull << (s - 1);
 
-		if (!(a->flush_mask & set))
-			continue;
-		for (uint32_t k = 0; k <= a->n_timers; k++)
-			if (sys_rt_sigtimedwait(&set, &now) < 0)
-				break;
+		if (a->flush_mask & set)
+			sys_rt_sigtimedwait(&set, &now);
 	}
+	return 0;
 }
 
 /*
@@ -193,7 +194,6 @@ static long delete_created(struct ptimer_blob_args *a)
 	}
 	a->n_armed = 0;
 	a->phase = PHASE_IDLE;
-	flush_queued(a);
 	return first;
 }
 
@@ -651,6 +651,8 @@ long ptimer_blob_main(struct ptimer_blob_args *a)
 		ret = op_slice(a);
 	else if (a->op == PTIMER_OP_PROBE_RESTORE)
 		ret = op_probe_restore(a);
+	else if (a->op == PTIMER_OP_FLUSH)
+		ret = op_flush(a);
 	else
 		ret = -PTIMER_EINVAL;
 out:
