@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/dump.h"
+#include "core/aim_probe.h"
 #include "core/fault.h"
 #include "core/log.h"
 #include "core/pending.h"
@@ -73,6 +74,24 @@ clear:
 	return 0;
 }
 
+/*
+ * A SIGEV_THREAD_ID timer whose thread has exited (tid: as /proc named it,
+ * why: what tells): kept as SIGEV_NONE, since it can never signal anyone
+ * again; strict: refused.
+ */
+static int aimed_at_gone(const struct ptimer_task *t, struct ptimer_timer *tm, bool strict, pid_t tid,
+			 const char *why, struct ptimer_err *err)
+{
+	if (strict)
+		return ptimer_errf(err, ESRCH, "process %d: timer %d is aimed at thread %d, which %s (without "
+				   "strict it is kept as SIGEV_NONE)", t->pid, tm->timer_id, tid, why);
+	ptimer_log(PTIMER_LOG_WARN, "process %d: timer %d is aimed at thread %d, which %s; dumping it as "
+		   "SIGEV_NONE (it can never fire)", t->pid, tm->timer_id, tid, why);
+	tm->sigev_notify = PTIMER_SIGEV_NONE;
+	tm->notify_tid = t->vpid;
+	return 0;
+}
+
 /* What translate_notify found out about a timer. */
 enum clock_fate {
 	CLOCK_KEPT,	/* nothing to do about its clock */
@@ -127,15 +146,20 @@ static int translate_notify(struct ptimer_task *t, struct ptimer_timer *tm, bool
 		tm->notify_tid = v;
 		return 0;
 	}
-	if (strict)
-		return ptimer_errf(err, ESRCH, "process %d: timer %d is aimed at thread %d, which is not a "
-				   "thread of the process (exited?) (without strict it is kept as SIGEV_NONE)",
-				   t->pid, tm->timer_id, tm->notify_tid);
-	ptimer_log(PTIMER_LOG_WARN, "process %d: timer %d is aimed at thread %d, which is gone; "
-		   "dumping it as SIGEV_NONE (it can never fire)", t->pid, tm->timer_id, tm->notify_tid);
-	tm->sigev_notify = PTIMER_SIGEV_NONE;
-	tm->notify_tid = t->vpid;
-	return 0;
+	return aimed_at_gone(t, tm, strict, tm->notify_tid, "is gone", err);
+}
+
+/*
+ * On the CPU clock of a live thread other than the leader, whose number a
+ * new thread may have taken from the one the timer measures (a leader's
+ * number is never given again while its process lives):
+ * ptimer_probe_gone_clocks tells.
+ */
+static bool reusable_clock(const struct ptimer_task *t, const struct ptimer_timer *tm)
+{
+	pid_t cpu_pid = cpu_clock_pid(tm->clock_id);
+
+	return cpu_pid && cpu_pid != t->vpid && ptimer_task_host_tid(t, cpu_pid) != 0;
 }
 
 
@@ -229,24 +253,36 @@ static int read_pending(const struct ptimer_task *t, struct ptimer_timer *timers
 static int dump_timers(struct ptimer_task *t, const struct ptimer_dump_opts *o, struct ptimer_timer *timers,
 		       uint32_t n, struct ptimer_err *err)
 {
+	bool strict = o && o->strict;
 	enum clock_fate fate;
-	bool *gone, *dead;
+	bool *gone, *dead, *probe, *aim_gone;
 	int ret = 0;
 
 	gone = calloc((size_t)n + 1, sizeof(*gone));
 	dead = calloc((size_t)n + 1, sizeof(*dead));
-	if (!gone || !dead)
+	probe = calloc((size_t)n + 1, sizeof(*probe));
+	aim_gone = calloc((size_t)n + 1, sizeof(*aim_gone));
+	if (!gone || !dead || !probe || !aim_gone)
 		ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
 	if (n)
 		qsort(timers, n, sizeof(*timers), ptimer_timer_cmp_id);
 	for (uint32_t i = 0; i < n && !ret; i++) {
-		ret = translate_notify(t, &timers[i], o && o->strict, false, &fate, err);
+		ret = translate_notify(t, &timers[i], strict, false, &fate, err);
 		dead[i] = fate == CLOCK_DEAD;
+		probe[i] = !ret && fate == CLOCK_KEPT && reusable_clock(t, &timers[i]);
 	}
 	if (!ret && n)
 		ret = ptimer_read_timer_state(t, timers, n, err);
 	if (!ret && n)
 		ret = read_pending(t, timers, n, true, err);
+	if (!ret && n)
+		ret = ptimer_probe_gone_clocks(t, timers, n, probe, gone, err);
+	if (!ret && n)
+		ret = ptimer_probe_thread_targets(t, timers, n, aim_gone, err);
+	for (uint32_t i = 0; i < n && !ret; i++)
+		if (aim_gone[i] && !gone[i])
+			ret = aimed_at_gone(t, &timers[i], strict, timers[i].notify_tid,
+					    "has exited (a new thread has its number)", err);
 	if (!ret && n)
 		ret = ptimer_find_clock_threads(t, timers, n, gone, err);
 	for (uint32_t i = 0; i < n && !ret; i++) {
@@ -254,7 +290,8 @@ static int dump_timers(struct ptimer_task *t, const struct ptimer_dump_opts *o, 
 
 		/* the state read is the dead clock's: nothing to keep */
 		if (gone[i] || dead[i])
-			ret = write_off_dead_clock(t, tm, o && o->strict, 0, &dead[i], err);
+			ret = write_off_dead_clock(t, tm, strict, probe[i] ? cpu_clock_pid(tm->clock_id) : 0,
+						   &dead[i], err);
 		else if (tm->sigev_notify == PTIMER_SIGEV_NONE) {
 			/* an exited thread's: nothing to deliver */
 			tm->pending = 0;
@@ -265,6 +302,8 @@ static int dump_timers(struct ptimer_task *t, const struct ptimer_dump_opts *o, 
 		ret = ptimer_errf(err, EIO, "injected failure after the dump of process %d", t->pid);
 	free(gone);
 	free(dead);
+	free(probe);
+	free(aim_gone);
 	if (ret)
 		free(timers);
 	return ret;
@@ -497,7 +536,7 @@ int ptimer_dump_task_for_criu(struct ptimer_task *t, const struct ptimer_dump_op
 	struct ptimer_timer *timers = NULL, *orig = NULL, *sub = NULL;
 	bool changed = false, replaced = false, strict = o && o->strict, longer = false, all_criu = false;
 	bool list_all = strict || (o && o->list_all);
-	bool *probe = NULL, *gone = NULL;
+	bool *probe = NULL, *gone = NULL, *aim_gone = NULL;
 	uint32_t n = 0, k = 0;
 	int ret;
 
@@ -524,7 +563,8 @@ int ptimer_dump_task_for_criu(struct ptimer_task *t, const struct ptimer_dump_op
 	orig = malloc(((size_t)n + 1) * sizeof(*orig));
 	probe = calloc((size_t)n + 1, sizeof(*probe));
 	gone = calloc((size_t)n + 1, sizeof(*gone));
-	if (!orig || !probe || !gone) {
+	aim_gone = calloc((size_t)n + 1, sizeof(*aim_gone));
+	if (!orig || !probe || !gone || !aim_gone) {
 		ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
 		goto out;
 	}
@@ -534,10 +574,16 @@ int ptimer_dump_task_for_criu(struct ptimer_task *t, const struct ptimer_dump_op
 		enum clock_fate fate;
 
 		ret = translate_notify(t, &timers[i], strict, true, &fate, err);
-		probe[i] = fate == CLOCK_PROBE;
+		probe[i] = fate == CLOCK_PROBE || (!ret && fate == CLOCK_KEPT && reusable_clock(t, &timers[i]));
 	}
 	if (!ret && n)
 		ret = read_pending(t, timers, n, false, err);
+	if (!ret && n)
+		ret = ptimer_probe_thread_targets(t, timers, n, aim_gone, err);
+	for (uint32_t i = 0; !ret && i < n; i++)
+		if (aim_gone[i])
+			ret = aimed_at_gone(t, &timers[i], strict, timers[i].notify_tid,
+					    "has exited (a new thread has its number)", err);
 	/*
 	 * Thread CPU clocks and the clocks of other tasks: their state, which
 	 * thread each measures, whether its task has exited.  Nothing else
@@ -621,5 +667,6 @@ out:
 	free(sub);
 	free(probe);
 	free(gone);
+	free(aim_gone);
 	return ret;
 }
