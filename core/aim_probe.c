@@ -16,6 +16,7 @@
 #include "core/aim_probe.h"
 #include "core/log.h"
 #include "core/pending.h"
+#include "core/timer_state.h"
 #include "core/util.h"
 #include "restorer/host/inject.h"
 
@@ -25,12 +26,10 @@
 struct cand {
 	uint32_t i;		/* index in timers[] */
 	pid_t tid;		/* host tid /proc names */
-	struct itimerspec old;	/* as read just before the probe */
+	struct ptimer_timer old;	/* its state just before the look */
 	int64_t read_ns;	/* when (CLOCK_MONOTONIC, ns) */
-	bool probed;		/* made to expire */
-	bool fired;		/* armed for the probe, not armed back yet */
+	bool fired;		/* made to expire */
 	bool queued;		/* its signal found in tid's own queue */
-	bool taken;		/* and taken out again */
 };
 
 /*
@@ -58,20 +57,40 @@ static bool candidate(const struct ptimer_task *t, const struct ptimer_timer *tm
 	return *tid && *tid != t->pid;
 }
 
-/* Does tid's own queue hold signo? */
-static int queue_has(pid_t tid, int signo, bool *yes, struct ptimer_err *err)
+/*
+ * Drop the candidates c[*k] (sorted by tid) whose signal is already in
+ * their thread's own queue: the one taken back would be that, not the
+ * look's.  Their count in *kept.
+ */
+static int drop_busy(struct cand *c, uint32_t *k, const struct ptimer_timer *timers, uint32_t *kept,
+		     struct ptimer_err *err)
 {
-	siginfo_t *si;
-	size_t got;
-	int ret = ptimer_sigqueue_peek(tid, false, &si, &got);
+	uint32_t m = 0;
 
-	*yes = false;
-	if (ret)
-		return ptimer_errf(err, -ret, "reading the signal queue of thread %d (PTRACE_PEEKSIGINFO): %s", tid,
-				   strerror(-ret));
-	for (size_t i = 0; i < got && !*yes; i++)
-		*yes = si[i].si_signo == signo;
-	free(si);
+	for (uint32_t j = 0; j < *k;) {
+		uint32_t end = j;
+		uint64_t busy = 0;
+		siginfo_t *si;
+		size_t got;
+		int ret = ptimer_sigqueue_peek(c[j].tid, false, &si, &got);
+
+		if (ret)
+			return ptimer_errf(err, -ret, "reading the signal queue of thread %d (PTRACE_PEEKSIGINFO): "
+					   "%s", c[j].tid, strerror(-ret));
+		for (size_t q = 0; q < got; q++)
+			if (si[q].si_signo > 0 && si[q].si_signo <= 64)
+				busy |= 1ull << (si[q].si_signo - 1);
+		free(si);
+		while (end < *k && c[end].tid == c[j].tid)
+			end++;
+		for (; j < end; j++) {
+			if (busy & (1ull << (timers[c[j].i].signo - 1)))
+				(*kept)++;
+			else
+				c[m++] = c[j];
+		}
+	}
+	*k = m;
 	return 0;
 }
 
@@ -91,7 +110,7 @@ static int find_queued(const struct ptimer_timer *timers, struct cand *c, uint32
 					   "%s", c[j].tid, strerror(-ret));
 		for (size_t q = 0; q < got; q++)
 			for (uint32_t m = j; m < k && c[m].tid == c[j].tid; m++)
-				if (c[m].probed && si[q].si_code == SI_TIMER &&
+				if (c[m].fired && si[q].si_code == SI_TIMER &&
 				    si[q].si_timerid == timers[c[m].i].timer_id &&
 				    si[q].si_signo == timers[c[m].i].signo)
 					c[m].queued = true;
@@ -101,168 +120,114 @@ static int find_queued(const struct ptimer_timer *timers, struct cand *c, uint32
 }
 
 /*
- * In each thread with queued probe signals, take them out again
- * (rt_sigtimedwait, no wait: the thread's own queue is searched before
- * the process's, kernel/signal.c dequeue_signal(), and held no such signal
- * before the probe).  A signal another sender queued meanwhile is put back
- * (rt_tgsigqueueinfo from the thread itself may carry any si_code).
+ * Run op over timers[n] in thread tid (one blob): the timers loaded, the
+ * blob run until it is done or deadline_ns passes (PTIMER_AGAIN), the
+ * timers read back when fetch.  *a: the arguments as the last run left
+ * them.  0, or -errno (err set) when the blob could not run or answered
+ * one.
  */
-static int take_back(const struct ptimer_task *t, const struct ptimer_timer *timers, struct cand *c, uint32_t k,
-		     struct ptimer_err *err)
+static int run_op(const struct ptimer_task *t, pid_t tid, uint32_t op, struct ptimer_timer *timers, uint32_t n,
+		  int64_t deadline_ns, bool fetch, struct ptimer_blob_args *a, struct ptimer_err *err)
 {
 	struct ptimer_err scratch;
-	int first = 0;
+	struct ptimer_blob *b;
+	int ret, r;
 
-	/* each thread's, past a failure in another's */
-	for (uint32_t j = 0; j < k; j++) {
-		struct ptimer_err *e = first ? &scratch : err;
-		struct ptimer_blob *b;
-		uint64_t data;
-		size_t room;
-		uint32_t left = 0, tries = 0;
-		int ret, r;
-
-		if (j && c[j - 1].tid == c[j].tid)
-			continue;
-		for (uint32_t m = j; m < k && c[m].tid == c[j].tid; m++)
-			left += c[m].queued && !c[m].taken;
-		if (!left)
-			continue;
-		ret = ptimer_blob_open(&b, c[j].tid, 1, 0, t->owns_waits, e);
-		if (ret) {
-			first = first ? first : ret;
-			continue;
-		}
-		data = ptimer_blob_data(b, &room);
-		for (uint32_t m = j; m < k && c[m].tid == c[j].tid && !ret; m++) {
-			uint64_t set = 1ull << (timers[c[m].i].signo - 1);
-			struct timespec zero = { 0, 0 };
-			unsigned long args[6] = { data, data + 16, data + 16 + sizeof(siginfo_t), 8, 0, 0 };
-			siginfo_t si;
-			long res;
-
-			if (!c[m].queued || c[m].taken)
-				continue;
-			ret = ptimer_blob_data_rw(b, 0, &set, sizeof(set), true, e);
-			if (!ret)
-				ret = ptimer_blob_data_rw(b, 16 + sizeof(siginfo_t), &zero, sizeof(zero), true, e);
-			if (!ret)
-				ret = ptimer_blob_syscall(b, __NR_rt_sigtimedwait, args, &res, e);
-			if (!ret && res < 0)
-				ret = ptimer_errf(e, (int)-res, "process %d: taking timer %d's probe signal back in "
-						  "thread %d: %s", t->pid, timers[c[m].i].timer_id, c[j].tid,
-						  strerror((int)-res));
-			if (!ret)
-				ret = ptimer_blob_data_rw(b, 16, &si, sizeof(si), false, e);
-			if (ret)
-				break;
-			/* whose it is: the first of our timers it names */
-			for (uint32_t q = j; q < k && c[q].tid == c[j].tid; q++)
-				if (c[q].queued && !c[q].taken && si.si_code == SI_TIMER &&
-				    si.si_timerid == timers[c[q].i].timer_id) {
-					c[q].taken = true;
-					si.si_code = 0;
-					break;
-				}
-			if (si.si_code) {
-				/* another sender's, taken by mistake: back to the queue */
-				unsigned long a2[6] = { (unsigned long)t->vpid,
-							(unsigned long)ptimer_task_vtid(t, c[j].tid),
-							(unsigned long)si.si_signo, data + 16, 0, 0 };
-
-				ret = ptimer_blob_syscall(b, __NR_rt_tgsigqueueinfo, a2, &res, e);
-				if (!ret && res < 0)
-					ret = ptimer_errf(e, (int)-res, "process %d: putting signal %d back in "
-							  "thread %d: %s", t->pid, si.si_signo, c[j].tid,
-							  strerror((int)-res));
-			}
-			if (!ret && !c[m].taken && ++tries > 64)
-				ret = ptimer_errf(e, EAGAIN, "process %d: thread %d keeps being sent signal %d: "
-						  "timer %d's probe signal stays queued", t->pid, c[j].tid,
-						  timers[c[m].i].signo, timers[c[m].i].timer_id);
-			else if (!ret && !c[m].taken)
-				m--;	/* ours is still queued: again */
-		}
-		r = ptimer_blob_close(b, ret ? &scratch : e);
-		if (!ret)
-			ret = r;
-		first = first ? first : ret;
+	memset(a, 0, sizeof(*a));
+	a->op = op;
+	a->n_timers = n;
+	ret = ptimer_blob_open(&b, tid, n, 0, t->owns_waits, err);
+	if (ret)
+		return ret;
+	ret = ptimer_blob_load(b, timers, NULL, err);
+	while (!ret) {
+		ret = ptimer_blob_call(b, a, err);
+		/* how far it got, as the target has it; else taken as all */
+		if (ret && ptimer_blob_args_read(b, a, &scratch))
+			a->n_armed = n;
+		if (ret || a->result != PTIMER_AGAIN || (int64_t)ptimer_now_ns() > deadline_ns)
+			break;
 	}
-	return first;
+	if (!ret && fetch)
+		ret = ptimer_blob_fetch(b, timers, err);
+	if (!ret && a->result == PTIMER_AGAIN)
+		ret = ptimer_errf(err, ETIMEDOUT, "process %d: a timer made to expire for the look at its thread did "
+				  "not within 2 s", t->pid);
+	else if (!ret && a->result && a->result != PTIMER_E_FOREIGN)
+		ret = ptimer_errf(err, a->result < 0 ? (int)a->result : EIO, "process %d: timer %d, in the look at "
+				  "its thread: %s", t->pid, a->fail_index < n ? timers[a->fail_index].timer_id : -1,
+				  a->result < 0 && a->result > -4096 ? strerror((int)-a->result) : "restorer fault");
+	r = ptimer_blob_close(b, ret ? NULL : err);
+	return ret ? ret : r;
 }
 
-/* timer_settime(timer_id, 0, its) in the blob's thread. */
-static int settime(struct ptimer_blob *b, int32_t timer_id, const struct itimerspec *its, long *res,
-		   struct ptimer_err *err)
+/* The siginfo info (siginfo_t) queued to thread tid again, from itself. */
+static int requeue(const struct ptimer_task *t, pid_t tid, const uint64_t info[16], struct ptimer_err *err)
 {
+	struct ptimer_blob *b;
 	size_t room;
-	uint64_t data = ptimer_blob_data(b, &room);
-	const unsigned long args[6] = { (unsigned long)timer_id, 0, data, 0, 0, 0 };
-	int ret = ptimer_blob_data_rw(b, 0, (void *)its, sizeof(*its), true, err);
+	long res = 0;
+	int ret, r;
 
-	return ret ? ret : ptimer_blob_syscall(b, __NR_timer_settime, args, res, err);
-}
+	ret = ptimer_blob_open(&b, tid, 1, 0, t->owns_waits, err);
+	if (ret)
+		return ret;
+	ret = ptimer_blob_data_rw(b, 0, (void *)info, 16 * sizeof(*info), true, err);
+	if (!ret) {
+		const unsigned long args[6] = { (unsigned long)t->vpid, (unsigned long)ptimer_task_vtid(t, tid),
+						(unsigned long)(int32_t)info[0], ptimer_blob_data(b, &room), 0, 0 };
 
-/* timer_gettime(timer_id) in the blob's thread into *its. */
-static int gettime(struct ptimer_blob *b, int32_t timer_id, struct itimerspec *its, long *res,
-		   struct ptimer_err *err)
-{
-	size_t room;
-	uint64_t data = ptimer_blob_data(b, &room);
-	const unsigned long args[6] = { (unsigned long)timer_id, data, 0, 0, 0, 0 };
-	int ret = ptimer_blob_syscall(b, __NR_timer_gettime, args, res, err);
-
-	return ret || *res ? ret : ptimer_blob_data_rw(b, 0, its, sizeof(*its), false, err);
+		ret = ptimer_blob_syscall(b, __NR_rt_tgsigqueueinfo, args, &res, err);
+	}
+	if (!ret && res < 0)
+		ret = ptimer_errf(err, (int)-res, "process %d: queueing signal %d of another sender again in "
+				  "thread %d: %s", t->pid, (int)(int32_t)info[0], tid, strerror((int)-res));
+	r = ptimer_blob_close(b, ret ? NULL : err);
+	return ret ? ret : r;
 }
 
 /*
- * Each fired candidate armed again as it was read: the remaining time less
- * what the probe took (1 ns when that is all of it: it expires at once, as
- * it would have), the same interval.  Goes on past a failure (the first
- * is returned).
+ * In each thread with queued probe signals, take them out again
+ * (PTIMER_OP_TAKE).  A signal another sender queued since the look is
+ * queued again (rt_tgsigqueueinfo from the thread itself may carry any
+ * si_code) and the take goes on.  Past a failure in one thread, the
+ * others' are taken; the first failure is returned.
  */
-static int rearm(const struct ptimer_task *t, struct ptimer_blob *b, const struct ptimer_timer *timers,
-		 struct cand *c, uint32_t k, struct ptimer_err *err)
+static int take_back(const struct ptimer_task *t, const struct ptimer_timer *timers, const struct cand *c, uint32_t k,
+		     struct ptimer_err *err)
 {
-	int ret = 0;
+	struct ptimer_timer *sub = calloc((size_t)k + 1, sizeof(*sub));
+	struct ptimer_err scratch;
+	int first = 0;
 
+	if (!sub)
+		return ptimer_errf(err, ENOMEM, "out of memory for %u timers", k);
 	for (uint32_t j = 0; j < k; j++) {
-		struct itimerspec its = c[j].old;
-		struct ptimer_err e;
-		long res = 0;
-		int r;
+		struct ptimer_err *e = first ? &scratch : err;
+		struct ptimer_blob_args a;
+		uint32_t m = 0;
+		int ret = 0;
 
-		if (!c[j].fired)
+		if (j && c[j - 1].tid == c[j].tid)
 			continue;
-		if (its.it_value.tv_sec || its.it_value.tv_nsec) {
-			int64_t left = (int64_t)its.it_value.tv_sec * 1000000000LL + its.it_value.tv_nsec -
-				       ((int64_t)ptimer_now_ns() - c[j].read_ns);
-
-			if (left < 1)
-				left = 1;
-			its.it_value.tv_sec = left / 1000000000LL;
-			its.it_value.tv_nsec = left % 1000000000LL;
+		for (uint32_t q = j; q < k && c[q].tid == c[j].tid; q++)
+			if (c[q].queued) {
+				sub[m] = timers[c[q].i];
+				sub[m++].pending = 1;
+			}
+		for (int tries = 0; m && !ret; tries++) {
+			ret = run_op(t, c[j].tid, PTIMER_OP_TAKE, sub, m, 0, true, &a, e);
+			if (ret || !a.result)
+				break;
+			/* another sender's signal, taken by mistake: queued again */
+			ret = tries < 64 ? requeue(t, c[j].tid, a.taken_info, e) :
+				ptimer_errf(e, EAGAIN, "process %d: thread %d keeps being sent signals: the look's "
+					    "signals stay queued", t->pid, c[j].tid);
 		}
-		r = settime(b, timers[c[j].i].timer_id, &its, &res, &e);
-		if (!r && res)
-			r = ptimer_errf(&e, (int)-res, "process %d: arming timer %d again after the probe of its "
-					"thread: %s", t->pid, timers[c[j].i].timer_id, strerror((int)-res));
-		if (!r)
-			c[j].fired = false;
-		else if (!ret) {
-			ret = r;
-			*err = e;
-		}
+		first = first ? first : ret;
 	}
-	return ret;
-}
-
-static bool any_fired(const struct cand *c, uint32_t k)
-{
-	for (uint32_t j = 0; j < k; j++)
-		if (c[j].fired)
-			return true;
-	return false;
+	free(sub);
+	return first;
 }
 
 static int cmp_tid(const void *a, const void *b)
@@ -272,117 +237,112 @@ static int cmp_tid(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid ? 1 : (x->i > y->i) - (x->i < y->i);
 }
 
+/*
+ * The fired timers armed again with what they had: the remaining time less
+ * what the look took (1 ns when that is all of it: it expires at once, as it
+ * would have), the same interval (PTIMER_OP_ARM).
+ */
+static int rearm(const struct ptimer_task *t, struct ptimer_timer *sub, const struct cand *c, uint32_t k,
+		 struct ptimer_err *err)
+{
+	struct ptimer_blob_args a;
+	uint32_t m = 0;
+
+	for (uint32_t j = 0; j < k; j++) {
+		struct ptimer_timer *tm = &sub[m];
+		int64_t left;
+
+		if (!c[j].fired)
+			continue;
+		*tm = c[j].old;
+		left = tm->it_value.sec * 1000000000LL + tm->it_value.nsec;
+		if (left) {
+			left -= (int64_t)ptimer_now_ns() - c[j].read_ns;
+			left = left < 1 ? 1 : left;
+			tm->it_value.sec = left / 1000000000LL;
+			tm->it_value.nsec = left % 1000000000LL;
+		}
+		m++;
+	}
+	return m ? run_op(t, ptimer_task_runner(t), PTIMER_OP_ARM, sub, m, 0, false, &a, err) : 0;
+}
+
 int ptimer_probe_thread_targets(const struct ptimer_task *t, const struct ptimer_timer *timers, uint32_t n,
 				bool *gone, struct ptimer_err *err)
 {
-	const struct itimerspec now = { .it_value = { 0, 1 } };
-	struct ptimer_blob *b = NULL;
+	struct ptimer_timer *sub = NULL;
+	struct ptimer_blob_args a;
 	struct ptimer_err scratch;
 	struct cand *c;
-	uint32_t k = 0, kept = 0;
-	int64_t until;
-	int ret = 0, r, r2;
+	uint32_t k = 0, kept = 0, m = 0;
+	int64_t read_ns;
+	int ret = 0, r;
 
 	c = calloc((size_t)n + 1, sizeof(*c));
 	if (!c)
 		return ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
 	for (uint32_t i = 0; i < n; i++) {
 		pid_t tid;
-		bool busy;
 
-		if (!candidate(t, &timers[i], &tid))
-			continue;
-		/* its signal already in the thread's queue: the one taken back
-		 * would be the first, not the probe's */
-		ret = queue_has(tid, timers[i].signo, &busy, err);
-		if (ret)
-			goto out;
-		if (busy) {
-			kept++;
-			continue;
+		if (candidate(t, &timers[i], &tid)) {
+			c[k].i = i;
+			c[k++].tid = tid;
 		}
-		c[k].i = i;
-		c[k++].tid = tid;
 	}
+	qsort(c, k, sizeof(*c), cmp_tid);
+	ret = drop_busy(c, &k, timers, &kept, err);
+	if (ret)
+		goto out;
 	if (kept)
 		ptimer_log(PTIMER_LOG_DEBUG, "process %d: %u timer%s aimed at a thread that has its signal queued "
 			   "already: taken as aimed at the thread with that number", t->pid, kept,
 			   kept > 1 ? "s" : "");
 	if (!k)
 		goto out;
-	qsort(c, k, sizeof(*c), cmp_tid);
-	ret = ptimer_blob_open(&b, ptimer_task_runner(t), k, 0, t->owns_waits, err);
+	sub = calloc(k, sizeof(*sub));
+	if (!sub) {
+		ret = ptimer_errf(err, ENOMEM, "out of memory for %u timers", k);
+		goto out;
+	}
+	/* what each has now: it is armed back to that */
+	for (uint32_t j = 0; j < k; j++)
+		sub[j] = timers[c[j].i];
+	ret = ptimer_read_timer_state(t, sub, k, err);
+	read_ns = (int64_t)ptimer_now_ns();
 	if (ret)
 		goto out;
-	/* each made to expire now: its signal goes to the thread the kernel holds */
-	for (uint32_t j = 0; j < k && !ret; j++) {
-		const struct ptimer_timer *tm = &timers[c[j].i];
-		unsigned long oargs[6] = { (unsigned long)tm->timer_id, 0, 0, 0, 0, 0 };
-		long res;
-
-		/* an overrun count would be reset by timer_settime(): not probed */
-		ret = ptimer_blob_syscall(b, __NR_timer_getoverrun, oargs, &res, err);
-		if (!ret && res)
-			continue;
-		if (!ret)
-			ret = gettime(b, tm->timer_id, &c[j].old, &res, err);
-		c[j].read_ns = (int64_t)ptimer_now_ns();
-		if (!ret && !res)
-			ret = settime(b, tm->timer_id, &now, &res, err);
-		if (!ret && res)
-			ret = ptimer_errf(err, (int)-res, "process %d: timer %d for the probe of its thread: %s",
-					  t->pid, tm->timer_id, strerror((int)-res));
-		if (!ret)
-			c[j].fired = c[j].probed = true;
-	}
-	/* expired: a one-shot timer reads disarmed once its expiry ran
-	 * (common_timer_get(), kernel/time/posix-timers.c) */
-	until = (int64_t)ptimer_now_ns() + FIRE_WAIT_NS;
-	for (uint32_t j = 0; j < k && !ret; j++) {
-		struct itimerspec its;
-		long res;
-
-		while (!ret && c[j].fired) {
-			ret = gettime(b, timers[c[j].i].timer_id, &its, &res, err);
-			if (!ret && res)
-				ret = ptimer_errf(err, (int)-res, "process %d: reading timer %d in the probe: %s", t->pid,
-						  timers[c[j].i].timer_id, strerror((int)-res));
-			if (ret || (!its.it_value.tv_sec && !its.it_value.tv_nsec))
-				break;
-			if ((int64_t)ptimer_now_ns() > until)
-				ret = ptimer_errf(err, ETIMEDOUT, "process %d: timer %d, made to expire for the probe "
-						  "of its thread, did not within 2 s", t->pid,
-						  timers[c[j].i].timer_id);
+	/* an overrun count would be reset by timer_settime(): not looked at */
+	for (uint32_t j = 0; j < k; j++)
+		if (!sub[j].overrun) {
+			c[j].old = sub[j];
+			c[j].read_ns = read_ns;
+			c[m] = c[j];
+			sub[m++] = sub[j];
 		}
-	}
-	/* one blob in a process at a time: this one's mapping is not another's leftover */
-	if (ret)
-		rearm(t, b, timers, c, k, &scratch);
-	r = ptimer_blob_close(b, ret ? &scratch : err);
-	if (!ret)
-		ret = r;
-	/* after a failure too: what was queued is taken back */
+	k = m;
+	if (!k)
+		goto out;
+	/* each made to expire now: its signal goes to the thread the kernel
+	 * holds, or nowhere */
+	ret = run_op(t, ptimer_task_runner(t), PTIMER_OP_FIRE, sub, k, (int64_t)ptimer_now_ns() + FIRE_WAIT_NS,
+		     false, &a, err);
+	for (uint32_t j = 0; j < k; j++)
+		c[j].fired = j < a.n_armed;
+	/* after a failure too: what was queued is taken back, each armed again */
 	r = find_queued(timers, c, k, ret ? &scratch : err);
 	if (!ret)
 		ret = r;
 	r = take_back(t, timers, c, k, ret ? &scratch : err);
 	if (!ret)
 		ret = r;
-	if (any_fired(c, k)) {
-		r = ptimer_blob_open(&b, ptimer_task_runner(t), k, 0, t->owns_waits, ret ? &scratch : err);
-		if (!r) {
-			r = rearm(t, b, timers, c, k, ret ? &scratch : err);
-			r2 = ptimer_blob_close(b, ret || r ? &scratch : err);
-			if (!r)
-				r = r2;
-		}
-		if (!ret)
-			ret = r;
-	}
+	r = rearm(t, sub, c, k, ret ? &scratch : err);
+	if (!ret)
+		ret = r;
 	for (uint32_t j = 0; !ret && j < k; j++)
-		if (c[j].probed && !c[j].queued)
+		if (!c[j].queued)
 			gone[c[j].i] = true;
 out:
+	free(sub);
 	free(c);
 	return ret;
 }

@@ -24,7 +24,7 @@
 
 #include "lib/timer.h"	/* struct ptimer_timer, PTIMER_SIGEV_*, ... */
 
-#define PTIMER_ABI_VERSION	6u
+#define PTIMER_ABI_VERSION	7u
 #define PTIMER_BLOB_STACK	(64u * 1024u)
 
 /* The architecture's part: stub offsets, register layout, rseq signature. */
@@ -105,6 +105,19 @@ enum ptimer_op {
 	PTIMER_OP_FLUSH = 7,	/* after a rollback: take the signals in
 				   flush_mask out of this thread's and the
 				   process's queues */
+	/* the dump's look at which thread a timer is aimed at (core/aim_probe.c) */
+	PTIMER_OP_FIRE = 8,	/* phase 0: arm timers[] for 1 ns (n_armed:
+				   how many); then read them until each has
+				   expired (PTIMER_AGAIN: not yet, run again
+				   with phase 1) */
+	PTIMER_OP_ARM = 9,	/* timer_settime(0) of each of timers[] with its
+				   it_value/it_interval, past failures (the
+				   first in result, fail_index) */
+	PTIMER_OP_TAKE = 10,	/* in this thread, take each signal of
+				   timers[] with pending set (its SI_TIMER
+				   siginfo) out of the queue, pending cleared;
+				   another signal taken: PTIMER_E_FOREIGN, its
+				   siginfo in taken_info */
 };
 
 /* PTIMER_OP_SLICE: what to do in the thread the blob runs in. */
@@ -131,6 +144,7 @@ enum ptimer_mode {
 #define PTIMER_E_ORDER		(-10003)	/* timers[] not in creation order */
 #define PTIMER_E_GOTID		(-10004)	/* kernel gave another ID than asked */
 #define PTIMER_E_ABI		(-10005)	/* abi_version mismatch */
+#define PTIMER_E_FOREIGN	(-10006)	/* TAKE: took a signal none of timers[] is */
 
 struct ptimer_blob_args {
 	/* in: set by the host before the first run */
@@ -184,6 +198,9 @@ struct ptimer_blob_args {
 	uint32_t fail_calls;
 	int32_t fail_nr;
 	int32_t fail_err;
+
+	/* TAKE: a signal taken that is none of timers[] (siginfo_t) */
+	uint64_t taken_info[16];
 };
 
 #endif /* __ASSEMBLER__ */

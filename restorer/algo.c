@@ -170,7 +170,104 @@ static long op_flush(struct ptimer_blob_args *a)
 		uint64_t set = 1ull << (s - 1);
 
 		if (a->flush_mask & set)
-			sys_rt_sigtimedwait(&set, &now);
+			sys_rt_sigtimedwait(&set, 0, &now);
+	}
+	return 0;
+}
+
+/*
+ * FIRE, the dump's look at a timer's thread (core/aim_probe.c): phase 0
+ * arms each of timers[] to expire in 1 ns (n_armed: how many were, for the
+ * host to arm them back after a failure), phase 1 only waits.  Then each is
+ * read until it reads disarmed: a one-shot timer whose expiry has run
+ * (common_timer_get(), kernel/time/posix-timers.c).  A few passes: 1 ns
+ * timers have expired by the time the last is armed.  PTIMER_AGAIN when
+ * some have not: the host runs phase 1 again until its deadline.
+ */
+static long op_fire(struct ptimer_blob_args *a)
+{
+	const struct ptimer_kitimerspec now = { { 0, 0 }, { 0, 1 } };
+	struct ptimer_timer *t = args_timers(a);
+
+	if (a->phase == 0) {
+		for (a->n_armed = 0; a->n_armed < a->n_timers; a->n_armed++) {
+			long ret = sys_timer_settime(t[a->n_armed].timer_id, 0, &now, 0);
+
+			if (ret < 0)
+				return fail_at(a, ret, a->n_armed);
+		}
+		a->phase = 1;
+	}
+	for (int pass = 0; pass < 64; pass++) {
+		uint32_t left = 0;
+
+		for (uint32_t i = 0; i < a->n_timers; i++) {
+			struct ptimer_kitimerspec its;
+			long ret = sys_timer_gettime(t[i].timer_id, &its);
+
+			if (ret < 0)
+				return fail_at(a, ret, i);
+			left += !ts_is_zero(&its.it_value);
+		}
+		if (!left)
+			return 0;
+	}
+	return PTIMER_AGAIN;
+}
+
+/* ARM: each of timers[] set to its it_value/it_interval, relative. */
+static long op_arm(struct ptimer_blob_args *a)
+{
+	struct ptimer_timer *t = args_timers(a);
+	long first = 0;
+
+	for (uint32_t i = 0; i < a->n_timers; i++) {
+		struct ptimer_kitimerspec its;
+		long ret;
+
+		its.it_value = t[i].it_value;
+		its.it_interval = t[i].it_interval;
+		ret = sys_timer_settime(t[i].timer_id, 0, &its, 0);
+		if (ret < 0 && !first)
+			first = fail_at(a, ret, i);
+	}
+	return first;
+}
+
+/*
+ * TAKE: the signal of each of timers[] with pending set out of this
+ * thread's own queue (rt_sigtimedwait, no wait: a thread's own queue is
+ * searched before its process's, kernel/signal.c dequeue_signal()), its
+ * pending cleared, whichever of them each siginfo names (SI_TIMER,
+ * si_timerid).  A signal none of them is (another sender's, queued since
+ * the host looked) is handed back to the host: PTIMER_E_FOREIGN, its
+ * siginfo in taken_info, for the host to queue again.
+ */
+static long op_take(struct ptimer_blob_args *a)
+{
+	struct ptimer_timer *t = args_timers(a);
+	const struct ptimer_ts zero = { 0, 0 };
+
+	for (uint32_t i = 0; i < a->n_timers; i++) {
+		uint64_t set = 1ull << (t[i].signo - 1);
+		int32_t *si = (int32_t *)(void *)a->taken_info;
+		uint32_t j;
+		long ret;
+
+		if (!t[i].pending)
+			continue;
+		ret = sys_rt_sigtimedwait(&set, a->taken_info, &zero);
+		if (ret < 0)
+			return fail_at(a, ret, i);
+		/* siginfo: si_signo, si_errno, si_code, then at byte 16 (SI_TIMER) si_tid */
+		for (j = 0; j < a->n_timers; j++)
+			if (t[j].pending && si[2] == -2 && si[4] == t[j].timer_id && si[0] == t[j].signo)
+				break;
+		if (j == a->n_timers)
+			return fail_at(a, PTIMER_E_FOREIGN, i);
+		t[j].pending = 0;
+		if (j != i)
+			i--;	/* another of ours came first: i is still queued */
 	}
 	return 0;
 }
@@ -653,6 +750,12 @@ long ptimer_blob_main(struct ptimer_blob_args *a)
 		ret = op_probe_restore(a);
 	else if (a->op == PTIMER_OP_FLUSH)
 		ret = op_flush(a);
+	else if (a->op == PTIMER_OP_FIRE)
+		ret = op_fire(a);
+	else if (a->op == PTIMER_OP_ARM)
+		ret = op_arm(a);
+	else if (a->op == PTIMER_OP_TAKE)
+		ret = op_take(a);
 	else
 		ret = -PTIMER_EINVAL;
 out:

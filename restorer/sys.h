@@ -149,12 +149,15 @@ static inline long sys_prctl(int option, unsigned long arg2, unsigned long arg3,
 
 /*
  * rt_sigtimedwait(2) of the signals in *set (a 64-bit kernel sigset) with
- * the timeout *ts, siginfo not wanted: the signal number taken, or -EAGAIN
- * when none is queued.  Not failed on purpose: it only tidies up.
+ * the timeout *ts, the siginfo (128 bytes) into info when not NULL: the
+ * signal number taken, or -EAGAIN when none is queued.  Failed on purpose
+ * only where the siginfo is wanted: a flush (no info) only tidies up.
  */
-static inline long sys_rt_sigtimedwait(const uint64_t *set, const struct ptimer_ts *ts)
+static inline long sys_rt_sigtimedwait(const uint64_t *set, void *info, const struct ptimer_ts *ts)
 {
-	return ptimer_syscall4(PTIMER_NR_rt_sigtimedwait, (long)set, 0, (long)ts, 8);
+	if (info)
+		PTIMER_SYS_FAIL(PTIMER_NR_rt_sigtimedwait, PTIMER_EAGAIN);
+	return ptimer_syscall4(PTIMER_NR_rt_sigtimedwait, (long)set, (long)info, (long)ts, 8);
 }
 
 #else /* PTIMER_SIMKERNEL: test/unit/simkernel.c, same contracts as above */
@@ -166,7 +169,7 @@ long sys_timer_settime(int32_t timer_id, int flags,
 long sys_timer_gettime(int32_t timer_id, struct ptimer_kitimerspec *cur);
 long sys_timer_getoverrun(int32_t timer_id);
 long sys_timer_delete(int32_t timer_id);
-long sys_rt_sigtimedwait(const uint64_t *set, const struct ptimer_ts *ts);
+long sys_rt_sigtimedwait(const uint64_t *set, void *info, const struct ptimer_ts *ts);
 long sys_prctl(int option, unsigned long arg2, unsigned long arg3,
 	       unsigned long arg4, unsigned long arg5);
 

@@ -24,6 +24,9 @@
 #       /proc/PID/timers of the same process plus the process's own
 #       timer_gettime of every timer (the kernel's floor: a dumper needs
 #       both, and the kernel's timer lookup by ID is a hash walk)
+#   (i) 1,000 timers aimed at a second thread, which `ptimer dump` makes
+#       expire once each to tell the thread from a new one with its number,
+#       against 1,000 aimed at the leader, which it does not: the ratio.
 #   (h) real criu, one small process (7 timers) and process trees (300 x
 #       0 timers, 300 x 1, 4 x 20,000): whole `criu dump` and `criu
 #       restore -d` (-v3), criu alone and with the plugin (its default,
@@ -203,6 +206,31 @@ FL=$(awk -v a="$FR" -v b="$FG" 'BEGIN { printf "%.6f", a + b }')
 echo "(g) 50,000 timers: ptimer dump $(ms "$FD"), one read of /proc/PID/timers of the same process $(ms "$FR") (median of 3, in turn)"
 echo "    the process's own timer_gettime of each timer: $(ms "$FG") (median of 3 rounds, timed in the process)"
 echo "    ratio dump/read = $(ratio "$FD" "$FR"); dump/(read + gettime) = $(ratio "$FD" "$FL")   (read + gettime is the kernel's floor: $(awk -v a="$FL" -v b="$FD" 'BEGIN { if (b > 0) printf "%.0f", 100 * a / b }')% of the dump)"
+
+# ---- (i) the look at a timer's thread (core/aim_probe.c) -------------------------
+# 1,000 SIGEV_THREAD_ID timers aimed at a second thread (each looked at) and
+# at the leader (none is): `ptimer dump` of each in turn, 7 rounds, the
+# median of the ratios pair by pair.
+for at in thread leader; do
+	mkdir -p "$TMP/aim-$at/img"
+	"$BS" aimed 1000 "$at" "$TMP/aim-$at" >"$TMP/aim-$at/out" 2>&1 &
+	bg_add $!
+	wait_file "$TMP/aim-$at/ready" $! 60 || die "bench_self aimed 1000 $at: $(cat "$TMP/aim-$at/out")"
+done
+for ((i = 0; i < 7; i++)); do
+	for at in thread leader; do
+		t0=$EPOCHREALTIME
+		"$PT" dump -q -t "$(cat "$TMP/aim-$at/pid")" -D "$TMP/aim-$at/img" || die "ptimer dump ($at) failed"
+		awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.6f ", b - a }'
+	done
+	echo
+done >"$TMP/aim.times"
+AT=$(awk '{ print $1 }' "$TMP/aim.times" | median)
+AL=$(awk '{ print $2 }' "$TMP/aim.times" | median)
+AR=$(awk '{ printf "%.4f\n", $1 / $2 }' "$TMP/aim.times" | median)
+echo "(i) 1,000 SIGEV_THREAD_ID timers: ptimer dump $(ms "$AT") aimed at a second thread (each made to expire once to"
+echo "    see which thread the kernel holds), $(ms "$AL") aimed at the leader (not looked at); medians of 7 in turn,"
+echo "    ratio (median pair by pair) = $(printf '%.2f' "$AR")"
 
 # ---- (e) real criu: 4.1.1 / 4.2.1, alone / with the plugin -------------------------
 if [ -n "${PTIMER_SKIP_CRIU:-}" ]; then

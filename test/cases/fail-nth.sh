@@ -102,6 +102,36 @@ report() {
 }
 
 # ---- dump -------------------------------------------------------------------------
+# timing_of PID FILE: "ID IT_VALUE IT_INTERVAL" of each timer of PID, as
+# the normal build's `ptimer dump` reads them.
+timing_of() {
+	local i=$TMP/timing.img
+	rm -rf "$i"
+	mkdir -p "$i"
+	"$PT" dump -q -t "$1" -D "$i" >/dev/null 2>&1 || return 1
+	"$PT" show "$i"/ptimers-*.img 2>/dev/null | awk '$1 ~ /^[0-9]+$/ { for (f = 2; f < NF; f++) if ($f ~ /^0x/) { print $1, $(f + 1), $(f + 2); break } }' >"$2"
+}
+
+# timing_kept PID DIR: the timers' times now against DIR/timing.base (read
+# at t_base): each interval the same; a one-shot timer disarmed as it was,
+# or armed with no more left than then and no less than then less the
+# time since (2 s of slack; a CPU clock moves slower); why in DIR/timing.why.
+timing_kept() {
+	timing_of "$1" "$2/timing.now" || { echo "ptimer dump of the target failed" >"$2/timing.why"; return 1; }
+	awk -v el="$(awk -v a="$t_base" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')" '
+		NR == FNR { v[$1] = $2; iv[$1] = $3; next }
+		{
+			if (!($1 in v)) { printf "timer %s is new; ", $1; bad = 1; next }
+			seen[$1] = 1
+			if ($3 != iv[$1]) { printf "timer %s: interval %s, was %s; ", $1, $3, iv[$1]; bad = 1 }
+			else if ($3 + 0 == 0 && (($2 + 0 == 0) != (v[$1] + 0 == 0) || $2 > v[$1] + 0.01 || $2 < v[$1] - el - 2)) {
+				printf "timer %s: %s s left, was %s s %.1f s ago; ", $1, $2, v[$1], el; bad = 1
+			}
+		}
+		END { for (id in v) if (!(id in seen)) { printf "timer %s is gone; ", id; bad = 1 }; exit bad }
+	' "$2/timing.base" "$2/timing.now" >"$2/timing.why"
+}
+
 dump_campaign() {
 	local label=$n/dump d=$TMP/fn-dump spid sjob k rc ok=0 clean=0 harm=0 calls=0
 	mkdir -p "$d"
@@ -110,6 +140,8 @@ dump_campaign() {
 	sjob=$ROLE_PID
 	drive_ready "$label" "$d" setup "$sjob" || return
 	spid=$(cat "$d/setup.pid")
+	timing_of "$spid" "$d/timing.base" || { fail "$label/baseline" "ptimer dump of the target failed"; return; }
+	t_base=$EPOCHREALTIME
 	for ((k = 1; k <= LIMIT; k++)); do
 		rm -rf "$d/img" "$d/log"
 		mkdir -p "$d/img"
@@ -117,6 +149,12 @@ dump_campaign() {
 		PTIMER_FAIL_NTH=$k PTIMER_FAIL_NTH_LOG=$d/log timeout -k 2 "$TO" "$FPT" dump -t "$spid" -D "$d/img" \
 			>"$d/out" 2>"$d/err" </dev/null
 		rc=$?
+		# the timers' times as they were, whatever the run did (the look
+		# at a thread-aimed timer arms it for 1 ns and back)
+		if alive "$spid" && grep -q '^failed ' "$d/log" 2>/dev/null && ! timing_kept "$spid" "$d"; then
+			fail "$label/n$k" "after a failed $(sed -n 's/^failed [0-9]* //p' "$d/log"), the target's timers' times changed: $(oneline "$d/timing.why")"
+			harm=$((harm + 1))
+		fi
 		if ! grep -q '^failed ' "$d/log" 2>/dev/null; then
 			calls=$(sed -n 's/^calls //p' "$d/log")
 			check "$label/complete" "the run that failed nothing: exit $rc: $(oneline "$d/err")" test "$rc" -eq 0

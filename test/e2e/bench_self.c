@@ -14,12 +14,18 @@
  *	DIR/pid and DIR/ready, and wait to be dumped.
  *   bench_self target DIR
  *	an empty process to restore into: DIR/pid, DIR/ready, wait.
+ *   bench_self aimed N thread|leader DIR
+ *	N SIGEV_THREAD_ID CLOCK_MONOTONIC timers (1000 s one-shot, SIGRTMIN+1,
+ *	handled) aimed at a second thread, which `ptimer dump` looks at
+ *	(core/aim_probe.c), or at the leader, which it does not; DIR/pid,
+ *	DIR/ready, wait.
  *
  * Both raise RLIMIT_SIGPENDING first: every timer is charged to it, SIGEV_NONE
  * included (see test/e2e/zdtm_timers.c).  Exit 4: no exact-ID prctl here.
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +40,49 @@
 #include "test/lib/tst.h"
 
 #define PR_TIMER_CREATE_RESTORE_IDS	77
+
+static void ignore(int sig)
+{
+}
+
+static void *idle(void *arg)
+{
+	*(volatile pid_t *)arg = (pid_t)syscall(SYS_gettid);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void ready_and_wait(const char *dir);
+
+/* bench_self aimed N thread|leader DIR */
+static int aimed(long n, int at_thread, const char *dir)
+{
+	struct sigaction sa = { .sa_handler = ignore };
+	volatile pid_t tid = 0;
+	pthread_t th;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGRTMIN + 1, &sa, NULL);
+	if (pthread_create(&th, NULL, idle, (void *)&tid))
+		return 2;
+	while (!tid)
+		usleep(100);
+	for (long i = 0; i < n; i++) {
+		struct sigevent ev = { .sigev_notify = SIGEV_THREAD_ID, .sigev_signo = SIGRTMIN + 1 };
+		struct itimerspec its = { .it_value = { 1000, 0 } };
+		int32_t id;
+
+		ev._sigev_un._tid = at_thread ? tid : getpid();
+		if (syscall(SYS_timer_create, CLOCK_MONOTONIC, &ev, &id) ||
+		    syscall(SYS_timer_settime, id, 0, &its, NULL)) {
+			fprintf(stderr, "bench_self: timer %ld: %s\n", i, strerror(errno));
+			return 2;
+		}
+	}
+	ready_and_wait(dir);
+	return 0;
+}
 
 static void ready_and_wait(const char *dir)
 {
@@ -62,8 +111,10 @@ int main(int argc, char **argv)
 	setrlimit(RLIMIT_SIGPENDING, &rl);
 	if (argc == 3 && !strcmp(argv[1], "target"))
 		ready_and_wait(argv[2]);
+	if (argc == 5 && !strcmp(argv[1], "aimed"))
+		return aimed(atol(argv[2]), !strcmp(argv[3], "thread"), argv[4]);
 	if (argc != 5 || strcmp(argv[1], "create")) {
-		fprintf(stderr, "usage: bench_self create N STRIDE DIR | bench_self target DIR\n");
+		fprintf(stderr, "usage: bench_self create N STRIDE DIR | bench_self target DIR | bench_self aimed N thread|leader DIR\n");
 		return 2;
 	}
 

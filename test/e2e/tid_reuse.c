@@ -4,7 +4,7 @@
  * a new thread of the process was given its number, for the case
  * tid-reuse.
  *
- *   tid_reuse dump|criu DIR
+ *   tid_reuse dump|criu [kill] DIR
  *
  * Thread A gets four timers: A_PERIODIC (CLOCK_MONOTONIC, SIGEV_THREAD_ID
  * at A, SIGRTMIN+1 every 10 ms), A_ONESHOT (the same, SIGRTMIN+2, once in
@@ -15,13 +15,16 @@
  * given A's number (ns_last_pid, Linux 3.3; retried while another process
  * takes it first).  The kernel keeps A's timers on A (a struct pid, not a
  * number): C receives nothing, and timer_settime() of A_CLOCK answers
- * ESRCH.  Then DIR/ROLE.pid, .tids, .ready.
+ * ESRCH.  kill: also A_KILL (SIGEV_THREAD_ID at A, SIGRTMIN+7, which no
+ * thread handles or blocks: its default action ends the process, every
+ * 20 ms).  Then DIR/ROLE.pid, .tids, .ready.
  *
  * Once DIR/restored exists (dump: `ptimer dump` has run; criu: criu dumped
  * and restored the process) the process checks that it still is so: C
  * gets no signal of A's timers in 500 ms, B gets its own (>= 5), A_ONESHOT
  * keeps its remaining time, A_CLOCK never fires (ESRCH, or a timer that
- * does not fire), every timer ID is there; role dump also that
+ * does not fire), A_DISARMED armed again (every 10 ms) reaches no thread,
+ * every timer ID is there; role dump also that
  * /proc/self/timers reads as before.  Exit 4 before ready: ns_last_pid
  * cannot be written here.
  */
@@ -38,7 +41,7 @@
 
 #include "test/lib/tst.h"
 
-enum { A_PERIODIC, A_ONESHOT, A_DISARMED, A_CLOCK, B_PERIODIC, B_CLOCK, N_TIMERS };
+enum { A_PERIODIC, A_ONESHOT, A_DISARMED, A_CLOCK, B_PERIODIC, B_CLOCK, A_KILL, N_TIMERS };
 
 static int ids[N_TIMERS];
 static volatile pid_t tid_a, tid_b, tid_c;
@@ -150,21 +153,22 @@ static int reuse(int fd, pthread_t *th)
 
 int main(int argc, char **argv)
 {
-	const char *role = argc == 3 ? argv[1] : "";
+	const char *role = argc >= 3 ? argv[1] : "";
+	int with_kill = argc == 4 && !strcmp(argv[2], "kill"), n_timers = with_kill ? N_TIMERS : A_KILL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct itimerspec its;
 	pthread_t ta, tb, tc;
 	int go = 0, fd, tries = 0, c0, b0, e0, k0;
 	char *before, *after;
 	struct timespec t0, t1;
-	double dt;
+	double dt, rate_b;
 	long r;
 
-	if (strcmp(role, "dump") && strcmp(role, "criu")) {
-		fprintf(stderr, "usage: tid_reuse dump|criu DIR\n");
+	if ((strcmp(role, "dump") && strcmp(role, "criu")) || argc > 4 || (argc == 4 && !with_kill)) {
+		fprintf(stderr, "usage: tid_reuse dump|criu [kill] DIR\n");
 		return 2;
 	}
-	tst_init(role, argv[2], "tid-reuse");
+	tst_init(role, argv[argc - 1], "tid-reuse");
 	sigemptyset(&sa.sa_mask);
 	for (int s = SIGRTMIN + 1; s <= SIGRTMIN + 5; s++)
 		sigaction(s, &sa, NULL);
@@ -181,11 +185,13 @@ int main(int argc, char **argv)
 	ids[A_CLOCK] = make(thread_clock(tid_a), SIGEV_SIGNAL, SIGRTMIN + 5, 0);
 	ids[B_PERIODIC] = make(CLOCK_MONOTONIC, SIGEV_THREAD_ID, SIGRTMIN + 4, tid_b);
 	ids[B_CLOCK] = make(thread_clock(tid_b), SIGEV_SIGNAL, SIGRTMIN + 5, 0);
-	for (int i = 0; i < N_TIMERS; i++)
+	if (with_kill)
+		ids[A_KILL] = make(CLOCK_MONOTONIC, SIGEV_THREAD_ID, SIGRTMIN + 7, tid_a);
+	for (int i = 0; i < n_timers; i++)
 		if (ids[i] < 0)
 			tst_skip_all("timer_create %d: %s", i, strerror(errno));
 	if (arm(ids[A_PERIODIC], 10000000, 10000000) || arm(ids[A_ONESHOT], 1000000000000L, 0) ||
-	    arm(ids[B_PERIODIC], 20000000, 20000000))
+	    arm(ids[B_PERIODIC], 20000000, 20000000) || (with_kill && arm(ids[A_KILL], 20000000, 20000000)))
 		tst_skip_all("timer_settime failed");
 	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
 	pthread_join(ta, NULL);
@@ -201,23 +207,28 @@ int main(int argc, char **argv)
 	r = arm(ids[A_CLOCK], 1000000000000L, 0);
 	if (r != -ESRCH)
 		tst_skip_all("timer_settime on the exited thread's clock answered %ld, not -ESRCH", r);
+	/* signals a second per thread before the checkpoint: B's own, none to C */
+	b0 = got_b;
+	usleep(300000);
+	rate_b = (got_b - b0) / 0.3;
 	before = read_timers();
-	tst_put("ids", "%d %d %d %d %d %d\n", ids[0], ids[1], ids[2], ids[3], ids[4], ids[5]);
+	tst_put("ids", "%d %d %d %d %d %d %d\n", ids[0], ids[1], ids[2], ids[3], ids[4], ids[5],
+		with_kill ? ids[A_KILL] : -1);
 	tst_put("threads", "%d %d\n", tid_a, tid_b);
 	tst_ready();
 	tst_wait_restored(NULL, 0);
-	tst_plan(!strcmp(role, "dump") ? 7 : 6);
+	tst_plan(!strcmp(role, "dump") ? 8 : 7);
 
 	c0 = got_c, b0 = got_b, e0 = got_b_elsewhere;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	usleep(500000);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	tst_check(got_c == c0, "new-thread-no-signal", "thread %d (the exited thread's number) got %d signals of "
-		  "the exited thread's timers in %.2f s (want 0)", tid_c, got_c - c0, dt);
-	tst_check(got_b - b0 >= 5 && got_b_elsewhere == e0, "live-target-fires", "thread %d got %d of its 20 ms "
-		  "timer's signals in %.2f s (want >= 5), other threads %d (want 0)", tid_b, got_b - b0, dt,
-		  got_b_elsewhere - e0);
+	tst_check(got_c == c0, "new-thread-no-signal", "thread %d (the exited thread's number) got %.0f signals a "
+		  "second of the exited thread's timers (0 before; want 0)", tid_c, (got_c - c0) / dt);
+	tst_check((got_b - b0) / dt >= rate_b / 4 && got_b - b0 >= 5 && got_b_elsewhere == e0, "live-target-fires",
+		  "thread %d got %.0f of its 20 ms timer's signals a second (%.0f before; want a quarter of that or more), "
+		  "other threads %d (want 0)", tid_b, (got_b - b0) / dt, rate_b, got_b_elsewhere - e0);
 	r = syscall(SYS_timer_gettime, ids[A_ONESHOT], &its) ? -errno : 0;
 	tst_check(!r && its.it_value.tv_sec > 900 && its.it_value.tv_sec <= 1000 && !its.it_interval.tv_sec,
 		  "one-shot-kept", "timer %d: %ld, %ld s left, interval %ld s (want about 1000 s, once)",
@@ -237,13 +248,21 @@ int main(int argc, char **argv)
 	tst_check(r == -ESRCH || (!r && got_clock == k0), "dead-clock-never-fires", "timer %d (the exited thread's "
 		  "CPU clock): timer_settime %ld, %d signals (want -ESRCH, or 0 and none while thread %d ran 200 ms)", ids[A_CLOCK], r,
 		  got_clock - k0, tid_c);
+	/* A_DISARMED armed again by the program: still the exited thread's */
+	c0 = got_c;
+	r = arm(ids[A_DISARMED], 10000000, 10000000);
+	usleep(300000);
+	if (!r)
+		arm(ids[A_DISARMED], 0, 0);
+	tst_check(got_c == c0, "rearmed-no-signal", "timer %d armed again every 10 ms (%ld): thread %d got %d of "
+		  "its signals in 0.3 s (want 0)", ids[A_DISARMED], r, tid_c, got_c - c0);
 	r = 0;
-	for (int i = 0; i < N_TIMERS && !r; i++)
+	for (int i = 0; i < n_timers && !r; i++)
 		r = syscall(SYS_timer_gettime, ids[i], &its) ? ids[i] : 0;
 	if (r)
 		tst_fail("ids-kept", "timer %ld is missing", r);
 	else
-		tst_check(1, "ids-kept", "all %d timers are there", N_TIMERS);
+		tst_check(1, "ids-kept", "all %d timers are there", n_timers);
 	if (!strcmp(role, "dump")) {
 		after = read_timers();
 		if (strcmp(before, after))

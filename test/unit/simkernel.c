@@ -307,9 +307,10 @@ long sys_timer_getoverrun(int32_t timer_id)
 }
 
 /* No signal is ever queued here: nothing to take. */
-long sys_rt_sigtimedwait(const uint64_t *set, const struct ptimer_ts *ts)
+long sys_rt_sigtimedwait(const uint64_t *set, void *info, const struct ptimer_ts *ts)
 {
 	(void)set;
+	(void)info;
 	(void)ts;
 	simk.calls.sigtimedwait++;
 	return -PTIMER_EAGAIN;
