@@ -27,7 +27,6 @@ struct cand {
 	uint32_t i;		/* index in timers[] */
 	pid_t tid;		/* host tid /proc names */
 	struct ptimer_timer old;	/* its state just before the look */
-	int64_t read_ns;	/* when (CLOCK_MONOTONIC, ns) */
 	bool fired;		/* made to expire */
 	bool queued;		/* its signal found in tid's own queue */
 };
@@ -120,14 +119,16 @@ static int find_queued(const struct ptimer_timer *timers, struct cand *c, uint32
 }
 
 /*
- * Run op over timers[n] in thread tid (one blob): the timers loaded, the
- * blob run until it is done or deadline_ns passes (PTIMER_AGAIN), the
- * timers read back when fetch.  *a: the arguments as the last run left
- * them.  0, or -errno (err set) when the blob could not run or answered
- * one.
+ * Run op over timers[n] in thread tid (one blob), look_ns in its
+ * arguments: the timers loaded, the blob run until it is done or
+ * deadline_ns passes (PTIMER_AGAIN), the timers read back into timers[]
+ * when fetch and the blob ran, failed or not (*fetched then set).  *a: the
+ * arguments as the last run left them.  0, or -errno (err set) when the
+ * blob could not run or answered one.
  */
 static int run_op(const struct ptimer_task *t, pid_t tid, uint32_t op, struct ptimer_timer *timers, uint32_t n,
-		  int64_t deadline_ns, bool fetch, struct ptimer_blob_args *a, struct ptimer_err *err)
+		  int64_t deadline_ns, int64_t look_ns, bool *fetched, struct ptimer_blob_args *a,
+		  struct ptimer_err *err)
 {
 	struct ptimer_err scratch;
 	struct ptimer_blob *b;
@@ -136,6 +137,7 @@ static int run_op(const struct ptimer_task *t, pid_t tid, uint32_t op, struct pt
 	memset(a, 0, sizeof(*a));
 	a->op = op;
 	a->n_timers = n;
+	a->look_ns = look_ns;
 	ret = ptimer_blob_open(&b, tid, n, 0, t->owns_waits, err);
 	if (ret)
 		return ret;
@@ -148,8 +150,10 @@ static int run_op(const struct ptimer_task *t, pid_t tid, uint32_t op, struct pt
 		if (ret || a->result != PTIMER_AGAIN || (int64_t)ptimer_now_ns() > deadline_ns)
 			break;
 	}
-	if (!ret && fetch)
+	if (!ret && fetched) {
 		ret = ptimer_blob_fetch(b, timers, err);
+		*fetched = !ret;
+	}
 	if (!ret && a->result == PTIMER_AGAIN)
 		ret = ptimer_errf(err, ETIMEDOUT, "process %d: a timer made to expire for the look at its thread did "
 				  "not within 2 s", t->pid);
@@ -157,7 +161,7 @@ static int run_op(const struct ptimer_task *t, pid_t tid, uint32_t op, struct pt
 		ret = ptimer_errf(err, a->result < 0 ? (int)a->result : EIO, "process %d: timer %d, in the look at "
 				  "its thread: %s", t->pid, a->fail_index < n ? timers[a->fail_index].timer_id : -1,
 				  a->result < 0 && a->result > -4096 ? strerror((int)-a->result) : "restorer fault");
-	r = ptimer_blob_close(b, ret ? NULL : err);
+	r = ptimer_blob_close(b, ret ? &scratch : err);
 	return ret ? ret : r;
 }
 
@@ -216,7 +220,9 @@ static int take_back(const struct ptimer_task *t, const struct ptimer_timer *tim
 				sub[m++].pending = 1;
 			}
 		for (int tries = 0; m && !ret; tries++) {
-			ret = run_op(t, c[j].tid, PTIMER_OP_TAKE, sub, m, 0, true, &a, e);
+			bool fetched = false;
+
+			ret = run_op(t, c[j].tid, PTIMER_OP_TAKE, sub, m, 0, 0, &fetched, &a, e);
 			if (ret || !a.result)
 				break;
 			/* another sender's signal, taken by mistake: queued again */
@@ -238,33 +244,21 @@ static int cmp_tid(const void *a, const void *b)
 }
 
 /*
- * The fired timers armed again with what they had: the remaining time less
- * what the look took (1 ns when that is all of it: it expires at once, as it
- * would have), the same interval (PTIMER_OP_ARM).
+ * The fired timers armed again with what they had when FIRE read them at
+ * look_ns, less the time since (PTIMER_OP_ARM, in the blob: a target in a
+ * time namespace has its own CLOCK_MONOTONIC); look_ns 0: as they are
+ * (FIRE's read was lost, the host's own read is used).
  */
 static int rearm(const struct ptimer_task *t, struct ptimer_timer *sub, const struct cand *c, uint32_t k,
-		 struct ptimer_err *err)
+		 int64_t look_ns, struct ptimer_err *err)
 {
 	struct ptimer_blob_args a;
 	uint32_t m = 0;
 
-	for (uint32_t j = 0; j < k; j++) {
-		struct ptimer_timer *tm = &sub[m];
-		int64_t left;
-
-		if (!c[j].fired)
-			continue;
-		*tm = c[j].old;
-		left = tm->it_value.sec * 1000000000LL + tm->it_value.nsec;
-		if (left) {
-			left -= (int64_t)ptimer_now_ns() - c[j].read_ns;
-			left = left < 1 ? 1 : left;
-			tm->it_value.sec = left / 1000000000LL;
-			tm->it_value.nsec = left % 1000000000LL;
-		}
-		m++;
-	}
-	return m ? run_op(t, ptimer_task_runner(t), PTIMER_OP_ARM, sub, m, 0, false, &a, err) : 0;
+	for (uint32_t j = 0; j < k; j++)
+		if (c[j].fired)
+			sub[m++] = c[j].old;
+	return m ? run_op(t, ptimer_task_runner(t), PTIMER_OP_ARM, sub, m, 0, look_ns, NULL, &a, err) : 0;
 }
 
 int ptimer_probe_thread_targets(const struct ptimer_task *t, const struct ptimer_timer *timers, uint32_t n,
@@ -275,7 +269,8 @@ int ptimer_probe_thread_targets(const struct ptimer_task *t, const struct ptimer
 	struct ptimer_err scratch;
 	struct cand *c;
 	uint32_t k = 0, kept = 0, m = 0;
-	int64_t read_ns;
+	int64_t look_ns;
+	bool fetched = false;
 	int ret = 0, r;
 
 	c = calloc((size_t)n + 1, sizeof(*c));
@@ -308,14 +303,12 @@ int ptimer_probe_thread_targets(const struct ptimer_task *t, const struct ptimer
 	for (uint32_t j = 0; j < k; j++)
 		sub[j] = timers[c[j].i];
 	ret = ptimer_read_timer_state(t, sub, k, err);
-	read_ns = (int64_t)ptimer_now_ns();
 	if (ret)
 		goto out;
 	/* an overrun count would be reset by timer_settime(): not looked at */
 	for (uint32_t j = 0; j < k; j++)
 		if (!sub[j].overrun) {
 			c[j].old = sub[j];
-			c[j].read_ns = read_ns;
 			c[m] = c[j];
 			sub[m++] = sub[j];
 		}
@@ -323,11 +316,15 @@ int ptimer_probe_thread_targets(const struct ptimer_task *t, const struct ptimer
 	if (!k)
 		goto out;
 	/* each made to expire now: its signal goes to the thread the kernel
-	 * holds, or nowhere */
-	ret = run_op(t, ptimer_task_runner(t), PTIMER_OP_FIRE, sub, k, (int64_t)ptimer_now_ns() + FIRE_WAIT_NS,
-		     false, &a, err);
-	for (uint32_t j = 0; j < k; j++)
+	 * holds, or nowhere; what each had read again right before */
+	ret = run_op(t, ptimer_task_runner(t), PTIMER_OP_FIRE, sub, k, (int64_t)ptimer_now_ns() + FIRE_WAIT_NS, 0,
+		     &fetched, &a, err);
+	look_ns = fetched ? a.look_ns : 0;
+	for (uint32_t j = 0; j < k; j++) {
 		c[j].fired = j < a.n_armed;
+		if (fetched)
+			c[j].old = sub[j];
+	}
 	/* after a failure too: what was queued is taken back, each armed again */
 	r = find_queued(timers, c, k, ret ? &scratch : err);
 	if (!ret)
@@ -335,7 +332,7 @@ int ptimer_probe_thread_targets(const struct ptimer_task *t, const struct ptimer
 	r = take_back(t, timers, c, k, ret ? &scratch : err);
 	if (!ret)
 		ret = r;
-	r = rearm(t, sub, c, k, ret ? &scratch : err);
+	r = rearm(t, sub, c, k, look_ns, ret ? &scratch : err);
 	if (!ret)
 		ret = r;
 	for (uint32_t j = 0; !ret && j < k; j++)

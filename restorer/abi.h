@@ -106,13 +106,15 @@ enum ptimer_op {
 				   flush_mask out of this thread's and the
 				   process's queues */
 	/* the dump's look at which thread a timer is aimed at (core/aim_probe.c) */
-	PTIMER_OP_FIRE = 8,	/* phase 0: arm timers[] for 1 ns (n_armed:
-				   how many); then read them until each has
-				   expired (PTIMER_AGAIN: not yet, run again
-				   with phase 1) */
+	PTIMER_OP_FIRE = 8,	/* phase 0: read timers[] (it_value,
+				   it_interval) and look_ns, then arm each for
+				   1 ns (n_armed: how many); then read them
+				   until each has expired (PTIMER_AGAIN: not
+				   yet, run again with phase 1) */
 	PTIMER_OP_ARM = 9,	/* timer_settime(0) of each of timers[] with its
-				   it_value/it_interval, past failures (the
-				   first in result, fail_index) */
+				   it_interval and its it_value less the time
+				   since look_ns (1 ns at least), past failures
+				   (the first in result, fail_index) */
 	PTIMER_OP_TAKE = 10,	/* in this thread, take each signal of
 				   timers[] with pending set (its SI_TIMER
 				   siginfo) out of the queue, pending cleared;
@@ -201,6 +203,8 @@ struct ptimer_blob_args {
 
 	/* TAKE: a signal taken that is none of timers[] (siginfo_t) */
 	uint64_t taken_info[16];
+	/* FIRE out, ARM in: CLOCK_MONOTONIC (ns) when timers[] were read */
+	int64_t look_ns;
 };
 
 #endif /* __ASSEMBLER__ */

@@ -184,13 +184,36 @@ static long op_flush(struct ptimer_blob_args *a)
  * timers have expired by the time the last is armed.  PTIMER_AGAIN when
  * some have not: the host runs phase 1 again until its deadline.
  */
+static int64_t mono_ns(long *err)
+{
+	struct ptimer_ts ts;
+
+	*err = sys_clock_gettime(PTIMER_CLOCK_MONOTONIC, &ts);
+	return ts.sec * 1000000000LL + ts.nsec;
+}
+
 static long op_fire(struct ptimer_blob_args *a)
 {
 	const struct ptimer_kitimerspec now = { { 0, 0 }, { 0, 1 } };
 	struct ptimer_timer *t = args_timers(a);
+	long ret;
 
 	if (a->phase == 0) {
-		for (a->n_armed = 0; a->n_armed < a->n_timers; a->n_armed++) {
+		/* what each has, and when: ARM gives it back less the time since */
+		a->n_armed = 0;
+		for (uint32_t i = 0; i < a->n_timers; i++) {
+			struct ptimer_kitimerspec its;
+
+			ret = sys_timer_gettime(t[i].timer_id, &its);
+			if (ret < 0)
+				return fail_at(a, ret, i);
+			t[i].it_value = its.it_value;
+			t[i].it_interval = its.it_interval;
+		}
+		a->look_ns = mono_ns(&ret);
+		if (ret < 0)
+			return ret;
+		for (; a->n_armed < a->n_timers; a->n_armed++) {
 			long ret = sys_timer_settime(t[a->n_armed].timer_id, 0, &now, 0);
 
 			if (ret < 0)
@@ -215,17 +238,29 @@ static long op_fire(struct ptimer_blob_args *a)
 	return PTIMER_AGAIN;
 }
 
-/* ARM: each of timers[] set to its it_value/it_interval, relative. */
+/*
+ * ARM: each of timers[] set to its it_interval and its it_value less the
+ * time since look_ns (relative; 1 ns when that is all of it: it expires at
+ * once, as it would have; look_ns 0: as it is), past failures.
+ */
 static long op_arm(struct ptimer_blob_args *a)
 {
 	struct ptimer_timer *t = args_timers(a);
-	long first = 0;
+	long first = 0, ret = 0;
+	int64_t since = a->look_ns ? mono_ns(&ret) - a->look_ns : 0;
 
+	if (ret < 0)
+		return ret;
 	for (uint32_t i = 0; i < a->n_timers; i++) {
 		struct ptimer_kitimerspec its;
-		long ret;
+		int64_t left = t[i].it_value.sec * 1000000000LL + t[i].it_value.nsec;
 
-		its.it_value = t[i].it_value;
+		if (left) {
+			left -= since;
+			left = left < 1 ? 1 : left;
+		}
+		its.it_value.sec = left / 1000000000LL;
+		its.it_value.nsec = left % 1000000000LL;
 		its.it_interval = t[i].it_interval;
 		ret = sys_timer_settime(t[i].timer_id, 0, &its, 0);
 		if (ret < 0 && !first)

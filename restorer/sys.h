@@ -136,6 +136,13 @@ static inline long sys_timer_delete(int32_t timer_id)
 	return ptimer_syscall3(PTIMER_NR_timer_delete, timer_id, 0, 0);
 }
 
+/* clock_gettime(2) into *ts.  0 or -errno. */
+static inline long sys_clock_gettime(int clock_id, struct ptimer_ts *ts)
+{
+	PTIMER_SYS_FAIL(PTIMER_NR_clock_gettime, PTIMER_EINVAL);
+	return ptimer_syscall3(PTIMER_NR_clock_gettime, clock_id, (long)ts, 0);
+}
+
 /* prctl(2): the option's value or -errno. */
 static inline long sys_prctl(int option, unsigned long arg2, unsigned long arg3,
 			     unsigned long arg4, unsigned long arg5)
@@ -170,6 +177,7 @@ long sys_timer_gettime(int32_t timer_id, struct ptimer_kitimerspec *cur);
 long sys_timer_getoverrun(int32_t timer_id);
 long sys_timer_delete(int32_t timer_id);
 long sys_rt_sigtimedwait(const uint64_t *set, void *info, const struct ptimer_ts *ts);
+long sys_clock_gettime(int clock_id, struct ptimer_ts *ts);
 long sys_prctl(int option, unsigned long arg2, unsigned long arg3,
 	       unsigned long arg4, unsigned long arg5);
 

@@ -10,8 +10,9 @@
  * at A, SIGRTMIN+1 every 10 ms), A_ONESHOT (the same, SIGRTMIN+2, once in
  * 1000 s), A_DISARMED (SIGRTMIN+3, disarmed), A_CLOCK (on A's thread CPU
  * clock, SIGEV_SIGNAL SIGRTMIN+5, disarmed); thread B, which lives on, the
- * controls B_PERIODIC (SIGEV_THREAD_ID at B, SIGRTMIN+4 every 20 ms) and
- * B_CLOCK (B's thread CPU clock, disarmed).  A exits; thread C is then
+ * controls B_PERIODIC (SIGEV_THREAD_ID at B, SIGRTMIN+4 every 20 ms),
+ * B_CLOCK (B's thread CPU clock, disarmed) and B_ONESHOT (at B, once in
+ * 1000 s), armed in step with L_ONESHOT (at the leader, never looked at).  A exits; thread C is then
  * given A's number (ns_last_pid, Linux 3.3; retried while another process
  * takes it first).  The kernel keeps A's timers on A (a struct pid, not a
  * number): C receives nothing, and timer_settime() of A_CLOCK answers
@@ -24,7 +25,8 @@
  * gets no signal of A's timers in 500 ms, B gets its own (>= 5), A_ONESHOT
  * keeps its remaining time, A_CLOCK never fires (ESRCH, or a timer that
  * does not fire), A_DISARMED armed again (every 10 ms) reaches no thread,
- * every timer ID is there; role dump also that
+ * every timer ID is there; role dump also that B_ONESHOT is as far from
+ * L_ONESHOT as before (the look gives a timer back its time) and that
  * /proc/self/timers reads as before.  Exit 4 before ready: ns_last_pid
  * cannot be written here.
  */
@@ -41,7 +43,7 @@
 
 #include "test/lib/tst.h"
 
-enum { A_PERIODIC, A_ONESHOT, A_DISARMED, A_CLOCK, B_PERIODIC, B_CLOCK, A_KILL, N_TIMERS };
+enum { A_PERIODIC, A_ONESHOT, A_DISARMED, A_CLOCK, B_PERIODIC, B_CLOCK, B_ONESHOT, L_ONESHOT, A_KILL, N_TIMERS };
 
 static int ids[N_TIMERS];
 static volatile pid_t tid_a, tid_b, tid_c;
@@ -117,6 +119,16 @@ static void *idle(void *arg)
 	return NULL;
 }
 
+/* how much longer B_ONESHOT has left than L_ONESHOT, ns */
+static long skew(void)
+{
+	struct itimerspec b, l;
+
+	syscall(SYS_timer_gettime, ids[L_ONESHOT], &l);
+	syscall(SYS_timer_gettime, ids[B_ONESHOT], &b);
+	return (long)(b.it_value.tv_sec - l.it_value.tv_sec) * 1000000000L + (b.it_value.tv_nsec - l.it_value.tv_nsec);
+}
+
 static char *read_timers(void)
 {
 	static char buf[8192];
@@ -162,6 +174,7 @@ int main(int argc, char **argv)
 	char *before, *after;
 	struct timespec t0, t1;
 	double dt, rate_b;
+	long skew0;
 	long r;
 
 	if ((strcmp(role, "dump") && strcmp(role, "criu")) || argc > 4 || (argc == 4 && !with_kill)) {
@@ -185,13 +198,16 @@ int main(int argc, char **argv)
 	ids[A_CLOCK] = make(thread_clock(tid_a), SIGEV_SIGNAL, SIGRTMIN + 5, 0);
 	ids[B_PERIODIC] = make(CLOCK_MONOTONIC, SIGEV_THREAD_ID, SIGRTMIN + 4, tid_b);
 	ids[B_CLOCK] = make(thread_clock(tid_b), SIGEV_SIGNAL, SIGRTMIN + 5, 0);
+	ids[B_ONESHOT] = make(CLOCK_MONOTONIC, SIGEV_THREAD_ID, SIGRTMIN + 4, tid_b);
+	ids[L_ONESHOT] = make(CLOCK_MONOTONIC, SIGEV_THREAD_ID, SIGRTMIN + 4, getpid());
 	if (with_kill)
 		ids[A_KILL] = make(CLOCK_MONOTONIC, SIGEV_THREAD_ID, SIGRTMIN + 7, tid_a);
 	for (int i = 0; i < n_timers; i++)
 		if (ids[i] < 0)
 			tst_skip_all("timer_create %d: %s", i, strerror(errno));
 	if (arm(ids[A_PERIODIC], 10000000, 10000000) || arm(ids[A_ONESHOT], 1000000000000L, 0) ||
-	    arm(ids[B_PERIODIC], 20000000, 20000000) || (with_kill && arm(ids[A_KILL], 20000000, 20000000)))
+	    arm(ids[B_PERIODIC], 20000000, 20000000) || arm(ids[L_ONESHOT], 1000000000000L, 0) ||
+	    arm(ids[B_ONESHOT], 1000000000000L, 0) || (with_kill && arm(ids[A_KILL], 20000000, 20000000)))
 		tst_skip_all("timer_settime failed");
 	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
 	pthread_join(ta, NULL);
@@ -212,12 +228,13 @@ int main(int argc, char **argv)
 	usleep(300000);
 	rate_b = (got_b - b0) / 0.3;
 	before = read_timers();
-	tst_put("ids", "%d %d %d %d %d %d %d\n", ids[0], ids[1], ids[2], ids[3], ids[4], ids[5],
-		with_kill ? ids[A_KILL] : -1);
+	tst_put("ids", "%d %d %d %d %d %d %d %d %d\n", ids[0], ids[1], ids[2], ids[3], ids[4], ids[5], ids[6],
+		ids[7], with_kill ? ids[A_KILL] : -1);
+	skew0 = skew();
 	tst_put("threads", "%d %d\n", tid_a, tid_b);
 	tst_ready();
 	tst_wait_restored(NULL, 0);
-	tst_plan(!strcmp(role, "dump") ? 8 : 7);
+	tst_plan(!strcmp(role, "dump") ? 9 : 7);
 
 	c0 = got_c, b0 = got_b, e0 = got_b_elsewhere;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -265,6 +282,9 @@ int main(int argc, char **argv)
 		tst_check(1, "ids-kept", "all %d timers are there", n_timers);
 	if (!strcmp(role, "dump")) {
 		after = read_timers();
+		tst_check(labs(skew() - skew0) < 1000000, "live-timer-time-kept", "timer %d (at thread %d, looked "
+			  "at) minus timer %d (at the leader): %ld ns left, %ld ns before the dump (want within 1 ms)",
+			  ids[B_ONESHOT], tid_b, ids[L_ONESHOT], skew(), skew0);
 		if (strcmp(before, after))
 			tst_fail("proc-timers-unchanged", "/proc/self/timers was: %s; and is: %s", before, after);
 		else

@@ -14,6 +14,7 @@
 #define PTIMER_NR_timer_getoverrun 109
 #define PTIMER_NR_timer_settime	110
 #define PTIMER_NR_timer_delete	111
+#define PTIMER_NR_clock_gettime	113
 #define PTIMER_NR_rt_sigtimedwait 137
 #define PTIMER_NR_prctl		167
 

@@ -16,6 +16,7 @@
 #define PTIMER_NR_timer_gettime	224
 #define PTIMER_NR_timer_getoverrun 225
 #define PTIMER_NR_timer_delete	226
+#define PTIMER_NR_clock_gettime	228
 
 static inline long ptimer_syscall3(long n, long a1, long a2, long a3)
 {
