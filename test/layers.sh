@@ -20,7 +20,7 @@ top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 1
 
 # docs/design.md's order of core/, lowest first
-CORE_ORDER="fault log util proc_timers caps procwatch task rseq pending timer_state thread_clock restore leader dump"
+CORE_ORDER="fault log util proc_timers caps procwatch task rseq pending timer_state thread_clock aim_probe restore leader dump"
 
 rank() {
 	case $1 in
