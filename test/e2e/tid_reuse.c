@@ -129,16 +129,16 @@ static long skew(void)
 	return (long)(b.it_value.tv_sec - l.it_value.tv_sec) * 1000000000L + (b.it_value.tv_nsec - l.it_value.tv_nsec);
 }
 
-static char *read_timers(void)
+/* /proc/self/timers into buf[len] (NUL-terminated) */
+static char *read_timers(char *buf, size_t len)
 {
-	static char buf[8192];
 	int fd = open("/proc/self/timers", O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, len - 1);
 
 	if (fd >= 0)
 		close(fd);
 	buf[n > 0 ? n : 0] = 0;
-	return strdup(buf);
+	return buf;
 }
 
 /* thread C created with A's number: 0, or 1 when another process took it */
@@ -171,7 +171,7 @@ int main(int argc, char **argv)
 	struct itimerspec its;
 	pthread_t ta, tb, tc;
 	int go = 0, fd, tries = 0, c0, b0, e0, k0;
-	char *before, *after;
+	static char before[8192], after[8192];
 	struct timespec t0, t1;
 	double dt, rate_b;
 	long skew0;
@@ -227,7 +227,7 @@ int main(int argc, char **argv)
 	b0 = got_b;
 	usleep(300000);
 	rate_b = (got_b - b0) / 0.3;
-	before = read_timers();
+	read_timers(before, sizeof(before));
 	tst_put("ids", "%d %d %d %d %d %d %d %d %d\n", ids[0], ids[1], ids[2], ids[3], ids[4], ids[5], ids[6],
 		ids[7], with_kill ? ids[A_KILL] : -1);
 	skew0 = skew();
@@ -281,7 +281,7 @@ int main(int argc, char **argv)
 	else
 		tst_check(1, "ids-kept", "all %d timers are there", n_timers);
 	if (!strcmp(role, "dump")) {
-		after = read_timers();
+		read_timers(after, sizeof(after));
 		tst_check(labs(skew() - skew0) < 1000000, "live-timer-time-kept", "timer %d (at thread %d, looked "
 			  "at) minus timer %d (at the leader): %ld ns left, %ld ns before the dump (want within 1 ms)",
 			  ids[B_ONESHOT], tid_b, ids[L_ONESHOT], skew(), skew0);
