@@ -69,6 +69,11 @@
 #   CASE_SAME_TIMERS=no   /proc/PID/timers is not expected the same
 #                   before the dump and after a criu restore (a timer of
 #                   an exited thread comes back as SIGEV_NONE)
+#   CASE_SAME_TIMERS=grows   the program makes timers of its own at any
+#                   time (Go: one per thread as it first runs Go code), so
+#                   /proc/PID/timers may gain lines between the look before
+#                   the dump and the dump, or after the restore: every line
+#                   before the dump must be there after the restore
 #   case_criu_dump LABEL IMG   optional: more checks of a criu dump with
 #                   the plugin (IMG/dump.log)
 #   case_criu CASE FLAVOUR   optional: the case's own round in the criu
