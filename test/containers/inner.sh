@@ -144,6 +144,18 @@ cg_sweep() {
 
 . "$S/cri.sh"
 
+# docker_case: dockerd started (in a network namespace of its own), the
+# docker flavours of test/cases/LIST, dockerd stopped
+docker_case() {
+	local w c f
+	dk_start || return
+	for w in $(drive_words docker docker-leave-running docker-takeover docker-alone docker-network-none); do
+		IFS=: read -r _ c f <<<"$w"
+		drive "$c" "$f"
+	done
+	dk_stop
+}
+
 if [ "$what" = bench ]; then
 	prepare
 	. "$S/bench-inner.sh"
@@ -155,7 +167,7 @@ fi
 # then containerd's (cri_case, cri.sh)
 # shellcheck disable=SC2046
 set -- prepare $(drive_words runc crun podman runc-alone runc-plugin-at-dump runc-killed crun-killed lxc lxc-alone runc-move \
-	podman-move) cri_case
+	podman-move) docker_case cri_case
 # PTIMER_CT_CASES (while working on the suite): the cases to run instead
 # ("prepare drive:container:crun cri_case")
 # shellcheck disable=SC2086

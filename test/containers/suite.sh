@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # test/containers/suite.sh [check|bench] [SUITE]... - ptimer's CRIU plugin under
-# container runtimes: runc, crun, podman, LXC and containerd (its CRI, as the
+# container runtimes: runc, crun, podman, LXC, Docker and containerd (its CRI, as the
 # kubelet drives it, and ctr) on criu 4.1.1 (trixie) and 4.2.1 (sid), in cached Debian roots of their own (test/criu/roots.sh ensure
 # SUITE containers: the base build packages plus test/criu/roots.d/
 # containers.pkgs).

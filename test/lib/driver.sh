@@ -152,7 +152,8 @@ criu criu-native criu-takeover criu-strict criu-pidns criu-alone criu-post-dump-
 criu-page-server criu-lazy criu-lazy-alone criu-predump criu-predump-alone
 runc crun podman runc-alone runc-plugin-at-dump runc-killed crun-killed lxc lxc-alone runc-move
 podman-move
-cri-same-pod cri-new-pod cri-alone cri-plugin-at-dump cri-stub ctr"
+cri-same-pod cri-new-pod cri-alone cri-plugin-at-dump cri-stub ctr
+docker docker-leave-running docker-takeover docker-alone docker-network-none"
 
 # drive_lint: LIST itself: every flavour one of DRIVE_FLAVOURS, every case
 # with its file (NAME, or NAME.sh for a case that runs only in host), every
@@ -213,7 +214,7 @@ drive() {
 		else
 			fail "$1/$2" "the criu flavours need test/lib/flavour-criu.sh"
 		fi ;;
-	runc | runc-* | crun | crun-* | podman | podman-* | lxc | lxc-* | cri-* | ctr)
+	runc | runc-* | crun | crun-* | podman | podman-* | lxc | lxc-* | cri-* | ctr | docker | docker-*)
 		if command -v fl_container >/dev/null 2>&1; then
 			fl_container "$1" "$2"
 		else

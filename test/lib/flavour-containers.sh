@@ -41,6 +41,10 @@
 #                    UNIMPLEMENTED [cri-checkpoint]
 #   ctr              ctr containers checkpoint --task --rw / restore --rw
 #                    --live [ctr]
+#   docker, docker-leave-running, docker-takeover, docker-alone,
+#   docker-network-none   docker checkpoint create [--leave-running] /
+#                    docker start --checkpoint under dockerd (docker_case,
+#                    test/containers/inner.sh; docker_round below)
 
 # What the plugin's restore log says of the container's pid 1 (five timers,
 # one SIGEV_THREAD_ID at itself): ptimer restored them (criu 4.1, or
@@ -82,6 +86,18 @@ fl_container() {
 	cri-plugin-at-dump) cri_round cri-no-plugin new yes no ;;
 	cri-stub) cri_stub ;;
 	ctr) ctr_case ctr ;;
+	docker | docker-leave-running | docker-takeover | docker-alone | docker-network-none)
+		if [ -z "${DK_PID:-}" ]; then
+			fail "$c/$fl" "no dockerd: the docker flavours run inside docker_case (test/containers/inner.sh)"
+			return 1
+		fi
+		case $fl in
+		docker) docker_round docker ;;
+		docker-leave-running) docker_round "$fl" leave ;;
+		docker-takeover) docker_round "$fl" takeover ;;
+		docker-alone) docker_round "$fl" alone ;;
+		docker-network-none) docker_round "$fl" none ;;
+		esac ;;
 	*) fail "$c/$fl" "no container flavour '$fl' (test/lib/flavour-containers.sh)"; return 1 ;;
 	esac
 }
@@ -535,6 +551,178 @@ lxc_flavour() {  # NAME [alone]
 	lxc_round "$@"
 	[ -n "${2:-}" ] && mv "$W/ptimer_plugin.so.away" "$PLUGIN"
 	[ -n "$cpuset" ] && mount -t cgroup -o cpuset cgroup /sys/fs/cgroup/cpuset
+	return 0
+}
+
+# ---- Docker: docker checkpoint create / docker start --checkpoint ---------------------
+# dockerd (docker.io) with a data root, exec root and socket of its own
+# under $W/docker, started by docker_case in a network namespace of its own
+# (lo only: no bridge, no iptables, the host's network untouched) and
+# stopped after.  `docker checkpoint` needs --experimental.  Containers run
+# with --network host, i.e. in that namespace: Docker 28 cannot restore a
+# --network none container at all (docker-network-none).  dockerd runs its
+# own containerd, whose runc shim runs criu: the settings file
+# /etc/criu/ptimer.conf reaches it, the caller's environment does not.
+DK=$W/docker
+DK_IMAGE=ptimer-ct:latest
+dk() { timeout "$TO" docker -H "unix://$DK/d.sock" "$@"; }
+
+# dk_start: dockerd up, the container's image imported; a FAIL when not.
+dk_start() {
+	DK_PID=
+	if ! command -v dockerd >/dev/null; then
+		fail docker "no dockerd in this root (roots.d/containers.pkgs: docker.io)"
+		return 1
+	fi
+	awk -v d="$DK/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
+		while read -r m; do umount -l "$m"; done
+	rm -rf "$DK"
+	mkdir -p "$DK"
+	unshare -n sh -c 'ip link set lo up && exec "$@"' dockerd dockerd --experimental \
+		--data-root "$DK/root" --exec-root "$DK/run" -H "unix://$DK/d.sock" --pidfile "$DK/dockerd.pid" \
+		--bridge none --iptables=false --ip6tables=false --ip-forward=false --storage-driver vfs \
+		--exec-opt native.cgroupdriver=cgroupfs --cgroup-parent "/$CG/docker" >"$DK/dockerd.log" 2>&1 &
+	DK_PID=$!
+	if ! wait_until 600 dk version >/dev/null 2>&1; then
+		fail docker/dockerd "dockerd did not answer in 60 s: $(dk version 2>&1 | tail -n 2 | tr '\n' ' ' | cut -c1-200) $(tail -n 3 "$DK/dockerd.log" | tr '\n' ' ' | cut -c1-300)"
+		dk_stop
+		return 1
+	fi
+	if ! dk import "$W/rootfs.tar" "$DK_IMAGE" >"$DK/import.out" 2>&1; then
+		fail docker/import "docker import of the container's file system: $(oneline "$DK/import.out")"
+		dk_stop
+		return 1
+	fi
+	note "docker $(dk version -f '{{.Server.Version}}' 2>/dev/null), containerd $(dk version -f '{{range .Server.Components}}{{if eq .Name "containerd"}}{{.Version}}{{end}}{{end}}' 2>/dev/null)"
+}
+
+# dk_stop: every container removed, dockerd (and its containerd) stopped.
+dk_stop() {
+	[ -n "${DK_PID:-}" ] || return 0
+	dk rm -f $(dk ps -aq 2>/dev/null) >/dev/null 2>&1
+	kill "$DK_PID" 2>/dev/null
+	wait_until 300 sh -c "! kill -0 $DK_PID 2>/dev/null" || kill -KILL "$DK_PID" 2>/dev/null
+	wait "$DK_PID" 2>/dev/null
+	# its containerd and shims, if dockerd left them
+	pkill -KILL -f "$DK/run/containerd" 2>/dev/null
+	# what they left mounted below $DK (shm of containers, the data root)
+	awk -v d="$DK/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
+		while read -r m; do umount -l "$m"; done
+	DK_PID=
+}
+
+# dk_log ID FILE: the newest criu log FILE (dump.log, restore.log) of the
+# container ID, wherever containerd's runc shim kept it
+dk_log() {
+	find "$DK" -path "*$1*" -name "$2" -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -n 1 | cut -d' ' -f2-
+}
+
+# docker_round NAME [leave|alone|takeover|none]: run the container,
+# checkpoint it, start it from the checkpoint, compare its timers and let
+# the program check itself.
+#   leave     docker checkpoint create --leave-running: the container runs on
+#             with its timers as they were, then is stopped and started from
+#             the checkpoint
+#   takeover  /etc/criu/ptimer.conf says criu-mode = takeover
+#   alone     the plugin moved away: criu alone, the control (its failure,
+#             the timer at pid 1, an XFAIL while criu fails)
+#   none      --network none: Docker 28 restores no such container
+#             (containerd#12141), an XFAIL while it fails; Docker 26 does
+docker_round() {
+	local name=$1 how=${2:-} st=$W/$1-state id pid t0 rc net=host cargs= log
+	rm -rf "$st"
+	mkdir -p "$st"
+	[ "$how" = none ] && net=none
+	[ "$how" = leave ] && cargs=--leave-running
+	dk rm -f "$name" >/dev/null 2>&1
+	if ! dk run -d --name "$name" --network "$net" -v "$st:/state" "$DK_IMAGE" \
+		/zt criu "${SCEN:-container}" /state "$P/$name" >"$W/$name.run" 2>&1; then
+		fail "$name/run" "docker run: $(oneline "$W/$name.run")"
+		return
+	fi
+	ready "$st" "$name" "$W/$name.run" || { dk rm -f "$name" >/dev/null 2>&1; return; }
+	id=$(dk inspect -f '{{.Id}}' "$name")
+	pid=$(dk inspect -f '{{.State.Pid}}' "$name")
+	timers "$pid" >"$W/$name.before"
+	[ "$how" = takeover ] && printf 'criu-mode = takeover\n' >/etc/criu/ptimer.conf
+	[ "$how" = alone ] && mv "$PLUGIN" "$W/ptimer_plugin.so.away"
+	t0=$EPOCHREALTIME
+	dk checkpoint create $cargs "$name" c1 >"$W/$name.ckpt" 2>&1
+	rc=$?
+	log=$(dk_log "$id" dump.log)
+	if [ "$rc" -ne 0 ]; then
+		fail "$name/checkpoint" "docker checkpoint create $cargs exit $rc: $(oneline "$W/$name.ckpt") ${log:+$(logtail "$log")}"
+		docker_end "$name" "$how"
+		return
+	fi
+	if [ "$how" = alone ]; then
+		pass "$name/checkpoint ($(secs "$t0") s): without the plugin"
+	elif ls "$DK/root/containers/$id/checkpoints/c1"/ptimers-*.img >/dev/null 2>&1; then
+		pass "$name/checkpoint ($(secs "$t0") s): $(cd "$DK/root/containers/$id/checkpoints/c1" && ls ptimers-*.img | tr '\n' ' ')in the checkpoint's directory"
+	else
+		fail "$name/checkpoint" "no ptimers-*.img in $DK/root/containers/$id/checkpoints/c1: $(ls "$DK/root/containers/$id/checkpoints/c1" 2>&1 | tr '\n' ' ' | cut -c1-300)"
+	fi
+	if [ "$how" = leave ]; then
+		# running on as it was; then stopped, to be started from the checkpoint
+		compare "$name/left-running" "$W/$name.before" "$(dk inspect -f '{{.State.Pid}}' "$name")"
+		dk stop -t 0 "$name" >/dev/null 2>&1
+	fi
+	# a failed restore's log goes with the task's bundle: criu writes it
+	# where runc's criu configuration file says (runc reads
+	# /etc/criu/runc.conf, and criu lets it override runc's options)
+	[ "$how" = alone ] && printf 'log-file %s\n' "$W/$name.restore.log" >/etc/criu/runc.conf
+	t0=$EPOCHREALTIME
+	dk_start_checkpoint "$name"
+	rc=$?
+	log=$(dk_log "$id" restore.log)
+	[ "$how" = alone ] && log=$W/$name.restore.log
+	if [ "$how" = alone ]; then
+		if [ "$rc" -ne 0 ] && grep -q "Can't create posix timer" "$log" 2>/dev/null; then
+			xfail "$name/restore" "criu $CRIU_VERSION alone cannot restore the SIGEV_THREAD_ID timer at the container's pid 1: $(grep -ohm1 "Can't create posix timer.*" "$log")"
+		elif [ "$rc" -ne 0 ]; then
+			fail "$name/restore" "docker start --checkpoint without the plugin failed, not as criu alone does: $(oneline "$W/$name.start" 200) $(logtail "$log")"
+		else
+			pass "$name/restore: criu $CRIU_VERSION alone restored the container (the known failure is gone)"
+			compare "$name" "$W/$name.before" "$(dk inspect -f '{{.State.Pid}}' "$name")"
+			drive_collect "$name" "$st"
+		fi
+	elif [ "$how" = none ] && [ "$rc" -ne 0 ] && grep -q '/proc/0/ns/net' "$W/$name.start"; then
+		xfail "$name/restore" "Docker restores no --network none container (containerd#12141, it binds /proc/0/ns/net): $(oneline "$W/$name.start" 200)"
+	elif [ "$rc" -ne 0 ]; then
+		fail "$name/restore" "docker start --checkpoint exit $rc: $(oneline "$W/$name.start") ${log:+$(logtail "$log")}"
+	else
+		if grep -qE "$CT_PLUGIN_RESTORED" "$log" 2>/dev/null; then
+			pass "$name/restore ($(secs "$t0") s): $(grep -ohE "$CT_PLUGIN_RESTORED" "$log" | head -n 1)"
+		else
+			fail "$name/restore" "no ptimer restore line for the container's pid 1 in ${log:-restore.log (none under $DK)}"
+		fi
+		[ "$how" = takeover ] && check "$name/takeover" "criu-mode takeover did not reach criu through /etc/criu/ptimer.conf: $(grep -m1 'ptimer: settings' "$log" 2>/dev/null)" \
+			grep -q 'ptimer: settings .*criu-mode takeover' "$log"
+		compare "$name" "$W/$name.before" "$(dk inspect -f '{{.State.Pid}}' "$name")"
+		drive_collect "$name" "$st"
+	fi
+	docker_end "$name" "$how"
+}
+# dk_start_checkpoint NAME: docker start --checkpoint c1 NAME, output in
+# $W/NAME.start.  Docker's upload of the checkpoint to its containerd fails
+# now and then with "commit failed: content sha256:...: already exists"
+# when a blob of the same content is still in containerd's store (moby
+# #42900, Docker's alone: criu has not run yet): tried again, noted.
+dk_start_checkpoint() {
+	local try rc
+	for try in 1 2 3; do
+		dk start --checkpoint c1 "$1" >"$W/$1.start" 2>&1
+		rc=$?
+		[ "$rc" -ne 0 ] && grep -q 'failed to upload checkpoint to containerd: .*already exists' "$W/$1.start" || return "$rc"
+		note "$1: docker start --checkpoint, try $try: $(oneline "$W/$1.start" 160) (moby#42900): once more"
+		sleep 1
+	done
+	return "$rc"
+}
+docker_end() {
+	[ "$2" = alone ] && [ -e "$W/ptimer_plugin.so.away" ] && mv "$W/ptimer_plugin.so.away" "$PLUGIN"
+	rm -f /etc/criu/ptimer.conf /etc/criu/runc.conf
+	dk rm -f "$1" >/dev/null 2>&1
 	return 0
 }
 
