@@ -144,6 +144,19 @@ cg_sweep() {
 
 . "$S/cri.sh"
 
+# incus_case: two incusd started (in a network namespace of their own), the
+# incus flavours of test/cases/LIST, both stopped.  Last: it mounts cgroup2
+# over the v1 hierarchies the other runtimes use.
+incus_case() {
+	local w c f
+	inc_start || return
+	for w in $(drive_words incus-snapshot incus-stop incus-move incus-copy incus-unpriv-snapshot incus-unpriv-stop incus-unpriv-move incus-unpriv-copy incus-takeover-snapshot incus-takeover-move incus-unpriv-takeover-move incus-alone incus-alone-copy incus-unpriv-alone-copy); do
+		IFS=: read -r _ c f <<<"$w"
+		drive "$c" "$f"
+	done
+	inc_stop
+}
+
 # docker_case: dockerd started (in a network namespace of its own), the
 # docker flavours of test/cases/LIST, dockerd stopped
 docker_case() {
@@ -167,7 +180,7 @@ fi
 # then containerd's (cri_case, cri.sh)
 # shellcheck disable=SC2046
 set -- prepare $(drive_words runc crun podman runc-alone runc-plugin-at-dump runc-killed crun-killed lxc lxc-alone runc-move \
-	podman-move) docker_case cri_case
+	podman-move) docker_case cri_case incus_case
 # PTIMER_CT_CASES (while working on the suite): the cases to run instead
 # ("prepare drive:container:crun cri_case")
 # shellcheck disable=SC2086

@@ -153,7 +153,8 @@ criu-page-server criu-lazy criu-lazy-alone criu-predump criu-predump-alone
 runc crun podman runc-alone runc-plugin-at-dump runc-killed crun-killed lxc lxc-alone runc-move
 podman-move
 cri-same-pod cri-new-pod cri-alone cri-plugin-at-dump cri-stub ctr
-docker docker-leave-running docker-takeover docker-alone docker-network-none"
+docker docker-leave-running docker-takeover docker-alone docker-network-none
+incus-snapshot incus-stop incus-move incus-copy incus-unpriv-snapshot incus-unpriv-stop incus-unpriv-move incus-unpriv-copy incus-takeover-snapshot incus-takeover-move incus-unpriv-takeover-move incus-alone incus-alone-copy incus-unpriv-alone-copy"
 
 # drive_lint: LIST itself: every flavour one of DRIVE_FLAVOURS, every case
 # with its file (NAME, or NAME.sh for a case that runs only in host), every
@@ -214,7 +215,7 @@ drive() {
 		else
 			fail "$1/$2" "the criu flavours need test/lib/flavour-criu.sh"
 		fi ;;
-	runc | runc-* | crun | crun-* | podman | podman-* | lxc | lxc-* | cri-* | ctr | docker | docker-*)
+	runc | runc-* | crun | crun-* | podman | podman-* | lxc | lxc-* | cri-* | ctr | docker | docker-* | incus-*)
 		if command -v fl_container >/dev/null 2>&1; then
 			fl_container "$1" "$2"
 		else
