@@ -190,47 +190,86 @@ static int requeue(const struct ptimer_task *t, pid_t tid, const uint64_t info[1
 	return ret ? ret : r;
 }
 
+/* How often the undoing of the look is tried before it is given up: a
+ * failed allocation or an interrupted wait passes. */
+#define UNDO_TRIES	3
+
 /*
- * In each thread with queued probe signals, take them out again
- * (PTIMER_OP_TAKE).  A signal another sender queued since the look is
- * queued again (rt_tgsigqueueinfo from the thread itself may carry any
- * si_code) and the take goes on.  Past a failure in one thread, the
- * others' are taken; the first failure is returned.
+ * Take out of thread c[j].tid's queue (c[j..end), one thread's candidates)
+ * the signals of the fired timers still in it: its queue read, then
+ * PTIMER_OP_TAKE in the thread.  A signal another sender queued since the
+ * look is queued again (rt_tgsigqueueinfo from the thread itself may carry
+ * any si_code) and the take goes on.  0, or -errno (err set).
+ */
+static int take_thread(const struct ptimer_task *t, const struct ptimer_timer *timers, const struct cand *c,
+		       uint32_t j, uint32_t end, struct ptimer_timer *sub, struct ptimer_err *err)
+{
+	struct ptimer_blob_args a;
+	siginfo_t *si;
+	size_t got;
+	uint32_t m = 0;
+	int ret = ptimer_sigqueue_peek(c[j].tid, false, &si, &got);
+
+	if (ret)
+		return ptimer_errf(err, -ret, "reading the signal queue of thread %d (PTRACE_PEEKSIGINFO): %s",
+				   c[j].tid, strerror(-ret));
+	for (uint32_t q = j; q < end; q++) {
+		const struct ptimer_timer *tm = &timers[c[q].i];
+
+		for (size_t e = 0; c[q].fired && e < got; e++)
+			if (si[e].si_code == SI_TIMER && si[e].si_timerid == tm->timer_id &&
+			    si[e].si_signo == tm->signo) {
+				sub[m] = *tm;
+				sub[m++].pending = 1;
+				break;
+			}
+	}
+	free(si);
+	for (int tries = 0; m && !ret; tries++) {
+		bool fetched = false;
+
+		ret = run_op(t, c[j].tid, PTIMER_OP_TAKE, sub, m, 0, 0, &fetched, &a, err);
+		if (ret || !a.result)
+			break;
+		/* another sender's signal, taken by mistake: queued again */
+		ret = tries < 64 ? requeue(t, c[j].tid, a.taken_info, err) :
+			ptimer_errf(err, EAGAIN, "process %d: thread %d keeps being sent signals: the look's "
+				    "signals stay queued", t->pid, c[j].tid);
+	}
+	return ret;
+}
+
+/*
+ * In each thread, the fired timers' signals taken out again.  The look
+ * has queued them: this undoes it, so a failure is tried again, from a
+ * fresh read of the queue (a take that failed half-way took some), up to
+ * UNDO_TRIES times.  Past a failure in one thread, the others' are taken;
+ * the first failure is returned.
  */
 static int take_back(const struct ptimer_task *t, const struct ptimer_timer *timers, const struct cand *c, uint32_t k,
 		     struct ptimer_err *err)
 {
 	struct ptimer_timer *sub = calloc((size_t)k + 1, sizeof(*sub));
-	struct ptimer_err scratch;
 	int first = 0;
 
 	if (!sub)
 		return ptimer_errf(err, ENOMEM, "out of memory for %u timers", k);
-	for (uint32_t j = 0; j < k; j++) {
-		struct ptimer_err *e = first ? &scratch : err;
-		struct ptimer_blob_args a;
-		uint32_t m = 0;
+	for (uint32_t j = 0, end; j < k; j = end) {
+		struct ptimer_err last;
 		int ret = 0;
 
-		if (j && c[j - 1].tid == c[j].tid)
-			continue;
-		for (uint32_t q = j; q < k && c[q].tid == c[j].tid; q++)
-			if (c[q].queued) {
-				sub[m] = timers[c[q].i];
-				sub[m++].pending = 1;
-			}
-		for (int tries = 0; m && !ret; tries++) {
-			bool fetched = false;
-
-			ret = run_op(t, c[j].tid, PTIMER_OP_TAKE, sub, m, 0, 0, &fetched, &a, e);
-			if (ret || !a.result)
+		for (end = j; end < k && c[end].tid == c[j].tid; end++)
+			;
+		for (int tries = 0; tries < UNDO_TRIES; tries++) {
+			ret = take_thread(t, timers, c, j, end, sub, &last);
+			if (!ret)
 				break;
-			/* another sender's signal, taken by mistake: queued again */
-			ret = tries < 64 ? requeue(t, c[j].tid, a.taken_info, e) :
-				ptimer_errf(e, EAGAIN, "process %d: thread %d keeps being sent signals: the look's "
-					    "signals stay queued", t->pid, c[j].tid);
 		}
-		first = first ? first : ret;
+		if (ret && !first) {
+			first = ret;
+			if (err)
+				*err = last;
+		}
 	}
 	free(sub);
 	return first;
@@ -253,12 +292,23 @@ static int rearm(const struct ptimer_task *t, struct ptimer_timer *sub, const st
 		 int64_t look_ns, struct ptimer_err *err)
 {
 	struct ptimer_blob_args a;
+	struct ptimer_err last;
 	uint32_t m = 0;
+	int ret = 0;
 
 	for (uint32_t j = 0; j < k; j++)
 		if (c[j].fired)
 			sub[m++] = c[j].old;
-	return m ? run_op(t, ptimer_task_runner(t), PTIMER_OP_ARM, sub, m, 0, look_ns, NULL, &a, err) : 0;
+	/* undoing the look: tried again as take_back is (each try sets the
+	 * same times, measured from look_ns) */
+	for (int tries = 0; m && tries < UNDO_TRIES; tries++) {
+		ret = run_op(t, ptimer_task_runner(t), PTIMER_OP_ARM, sub, m, 0, look_ns, NULL, &a, &last);
+		if (!ret)
+			break;
+	}
+	if (ret && err)
+		*err = last;
+	return ret;
 }
 
 int ptimer_probe_thread_targets(const struct ptimer_task *t, const struct ptimer_timer *timers, uint32_t n,
