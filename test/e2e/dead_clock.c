@@ -49,10 +49,6 @@
 
 #include "test/lib/tst.h"
 
-#ifndef sigev_notify_thread_id
-#define sigev_notify_thread_id _sigev_un._tid
-#endif
-
 enum { T_A, T_B, T_C, T_G, T_E, T_L, T_K, N_T };
 static const char *const tname[N_T] = { "A", "B", "C", "G", "E", "L", "K" };
 #define SIG_DEAD	(SIGRTMIN + 2)	/* B, C */

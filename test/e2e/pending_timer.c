@@ -41,10 +41,6 @@
 /* many: 64 KiB of /proc/PID/timers are about 900 timers */
 #define MANY	1500
 
-#ifndef sigev_notify_thread_id	/* glibc before 2.35 names it only this way */
-#define sigev_notify_thread_id _sigev_un._tid
-#endif
-
 /* tid: 0 for a process-directed signal, else SIGEV_THREAD_ID at that thread */
 static int make_timer(int signo, long ns, long interval_ns, pid_t tid, timer_t *tm)
 {

@@ -73,13 +73,6 @@
 #include "lib/timer.h"
 #include "test/lib/tst.h"
 
-#ifndef sigev_notify_thread_id
-#define sigev_notify_thread_id _sigev_un._tid
-#endif
-#ifndef SIGEV_THREAD_ID
-#define SIGEV_THREAD_ID 4
-#endif
-
 enum { TH_LEADER, TH_CHECKER, TH_IDLE, NTH };
 #define NQUEUED 5
 

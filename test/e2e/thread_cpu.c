@@ -34,10 +34,6 @@
 
 #include "test/lib/tst.h"
 
-#ifndef sigev_notify_thread_id	/* glibc before 2.35 names it only this way */
-#define sigev_notify_thread_id _sigev_un._tid
-#endif
-
 #define BURNERS 3
 
 static pid_t tids[BURNERS + 1];

@@ -62,13 +62,6 @@
 #include "lib/procfs.h"
 #include "test/lib/tst.h"
 
-#ifndef sigev_notify_thread_id
-#define sigev_notify_thread_id _sigev_un._tid
-#endif
-#ifndef SIGEV_THREAD_ID
-#define SIGEV_THREAD_ID 4
-#endif
-
 /* uapi/linux/prctl.h (Linux 6.15, kernel commit ec2d0c04624b) */
 #define PR_TIMER_CREATE_RESTORE_IDS	77
 #define PR_TIMER_CREATE_RESTORE_IDS_OFF	0
@@ -1032,7 +1025,6 @@ static int verify(const struct scenario *sc, const char *dir)
 	free(skip);
 	return tst_done();
 }
-
 
 /*
  * criu role: this process is dumped and restored by criu itself.  The wait

@@ -576,6 +576,37 @@ lxc_flavour() {  # NAME [alone]
 	return 0
 }
 
+# alone_restored NAME RC LOG WHAT OUT: criu alone's restore by a runtime's
+# WHAT (its exit RC, its output OUT, criu's LOG): an XFAIL while criu
+# cannot restore the container's timer at pid 1, a FAIL when it failed
+# otherwise (status 1 both); PASS and status 0 when criu restored it (the
+# caller compares).
+alone_restored() {
+	if grep -q "Can't create posix timer" "$3" 2>/dev/null; then
+		xfail "$1/restore" "criu $CRIU_VERSION alone cannot restore the SIGEV_THREAD_ID timer at the container's pid 1: $(grep -ohm1 "Can't create posix timer.*" "$3")$([ "$2" = 0 ] && echo "; $4 answered 0: it started the container afresh")"
+		return 1
+	fi
+	if [ "$2" -ne 0 ]; then
+		fail "$1/restore" "$4 without the plugin failed, not as criu alone does: $(oneline "$5" 200) $(logtail "$3")"
+		return 1
+	fi
+	pass "$1/restore: criu $CRIU_VERSION alone restored the container (the known failure is gone)"
+}
+
+# plugin_restored NAME LOG T0 [takeover]: the plugin's restore line for
+# the container's pid 1 in criu's LOG (a runtime that runs criu itself,
+# whose only settings are /etc/criu/ptimer.conf's: takeover must be there)
+plugin_restored() {
+	if grep -qE "$CT_PLUGIN_RESTORED" "$2" 2>/dev/null; then
+		pass "$1/restore ($(secs "$3") s): $(grep -ohE "$CT_PLUGIN_RESTORED" "$2" | head -n 1)"
+	else
+		fail "$1/restore" "no ptimer restore line for the container's pid 1 in $2"
+	fi
+	[ "${4:-}" = takeover ] && check "$1/takeover" "criu-mode takeover did not reach criu through /etc/criu/ptimer.conf: $(grep -m1 'ptimer: settings' "$2" 2>/dev/null)" \
+		grep -q 'ptimer: settings .*criu-mode takeover' "$2"
+	return 0
+}
+
 # ---- Docker: docker checkpoint create / docker start --checkpoint ---------------------
 # dockerd (docker.io) with a data root, exec root and socket of its own
 # under $W/docker, started by docker_case in a network namespace of its own
@@ -699,14 +730,7 @@ docker_round() {
 	log=$(dk_log "$id" restore.log)
 	[ "$how" = alone ] && log=$W/$name.restore.log
 	if [ "$how" = alone ]; then
-		if grep -q "Can't create posix timer" "$log" 2>/dev/null; then
-			# Incus 6.0 then starts the copy afresh, and answers 0
-			xfail "$name/restore" "criu $CRIU_VERSION alone cannot restore the SIGEV_THREAD_ID timer at the container's pid 1: $(grep -ohm1 "Can't create posix timer.*" "$log")$([ "$rc" = 0 ] && echo "; incus $how answered 0: it started the container afresh")"
-			[ "$how" = copy ] && inc_original "$name"
-		elif [ "$rc" -ne 0 ]; then
-			fail "$name/restore" "docker start --checkpoint without the plugin failed, not as criu alone does: $(oneline "$W/$name.start" 200) $(logtail "$log")"
-		else
-			pass "$name/restore: criu $CRIU_VERSION alone restored the container (the known failure is gone)"
+		if alone_restored "$name" "$rc" "$log" "docker start --checkpoint" "$W/$name.start"; then
 			compare "$name" "$W/$name.before" "$(dk inspect -f '{{.State.Pid}}' "$name")"
 			drive_collect "$name" "$st"
 		fi
@@ -715,13 +739,7 @@ docker_round() {
 	elif [ "$rc" -ne 0 ]; then
 		fail "$name/restore" "docker start --checkpoint exit $rc: $(oneline "$W/$name.start") ${log:+$(logtail "$log")}"
 	else
-		if grep -qE "$CT_PLUGIN_RESTORED" "$log" 2>/dev/null; then
-			pass "$name/restore ($(secs "$t0") s): $(grep -ohE "$CT_PLUGIN_RESTORED" "$log" | head -n 1)"
-		else
-			fail "$name/restore" "no ptimer restore line for the container's pid 1 in ${log:-restore.log (none under $DK)}"
-		fi
-		[ "$how" = takeover ] && check "$name/takeover" "criu-mode takeover did not reach criu through /etc/criu/ptimer.conf: $(grep -m1 'ptimer: settings' "$log" 2>/dev/null)" \
-			grep -q 'ptimer: settings .*criu-mode takeover' "$log"
+		plugin_restored "$name" "${log:-$DK/restore.log}" "$t0" "$([ "$how" = takeover ] && echo takeover)"
 		compare "$name" "$W/$name.before" "$(dk inspect -f '{{.State.Pid}}' "$name")"
 		drive_collect "$name" "$st"
 	fi
@@ -940,16 +958,10 @@ lxc.init.cmd = /zt criu ${SCEN:-container} /state $P/$name" >"$IN/$name.init" 2>
 	fi
 	if [ "$mode" = alone ]; then
 		mv "$W/ptimer_plugin.so.away" "$PLUGIN"
-		if grep -q "Can't create posix timer" "$log" 2>/dev/null; then
-			# Incus 6.0 then starts the copy afresh, and answers 0
-			xfail "$name/restore" "criu $CRIU_VERSION alone cannot restore the SIGEV_THREAD_ID timer at the container's pid 1: $(grep -ohm1 "Can't create posix timer.*" "$log")$([ "$rc" = 0 ] && echo "; incus $how answered 0: it started the container afresh")"
-			[ "$how" = copy ] && inc_original "$name"
-		elif [ "$rc" -ne 0 ]; then
-			fail "$name/restore" "incus $how without the plugin failed, not as criu alone does: $(oneline "$IN/$name.out" 200) ${log:+$(logtail "$log")}"
-		else
-			pass "$name/restore: criu $CRIU_VERSION alone restored the container (the known failure is gone)"
+		# Incus 6.0 starts a copy criu could not restore afresh, and answers 0
+		alone_restored "$name" "$rc" "$log" "incus $how" "$IN/$name.out" &&
 			compare "$name" "$IN/$name.before" "$(inc_pid "$at" "$ct")"
-		fi
+		[ "$how" = copy ] && inc_original "$name"
 		inc_end "$name"
 		return
 	fi
@@ -964,13 +976,7 @@ lxc.init.cmd = /zt criu ${SCEN:-container} /state $P/$name" >"$IN/$name.init" 2>
 		inc_end "$name"
 		return
 	fi
-	if grep -qE "$CT_PLUGIN_RESTORED" "$log" 2>/dev/null; then
-		pass "$name/restore ($(secs "$t0") s in all): $(grep -ohE "$CT_PLUGIN_RESTORED" "$log" | head -n 1)"
-	else
-		fail "$name/restore" "no ptimer restore line for the container's pid 1 in ${log:-a restore log (none under $IN/$at/logs/$ct)}"
-	fi
-	[ "$mode" = takeover ] && check "$name/takeover" "criu-mode takeover did not reach criu through /etc/criu/ptimer.conf: $(grep -m1 'ptimer: settings' "$log" 2>/dev/null)" \
-		grep -q 'ptimer: settings .*criu-mode takeover' "$log"
+	plugin_restored "$name" "${log:-$IN/$at/logs/$ct/restore.log}" "$t0" "$mode"
 	[ "$how" = copy ] && inc_original "$name"
 	compare "$name" "$IN/$name.before" "$(inc_pid "$at" "$ct")"
 	drive_collect "$name" "$st"

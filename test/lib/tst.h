@@ -99,6 +99,16 @@
 #include <stdio.h>
 #include <time.h>
 
+/* struct sigevent's thread field (glibc before 2.35 names it only
+ * _sigev_un._tid) and SIGEV_THREAD_ID (uapi asm-generic/siginfo.h), for
+ * the programs that aim timers at threads */
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+#ifndef SIGEV_THREAD_ID
+#define SIGEV_THREAD_ID 4
+#endif
+
 void tst_init(const char *role, const char *dir, const char *tag);
 void tst_put(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tst_ready(void);
