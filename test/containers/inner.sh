@@ -150,7 +150,7 @@ cg_sweep() {
 incus_case() {
 	local w c f
 	inc_start || return
-	for w in $(drive_words incus-snapshot incus-stop incus-move incus-copy incus-unpriv-snapshot incus-unpriv-stop incus-unpriv-move incus-unpriv-copy incus-takeover-snapshot incus-takeover-move incus-unpriv-takeover-move incus-alone incus-alone-copy incus-unpriv-alone-copy); do
+	for w in $(drive_words incus-snapshot incus-stop incus-move incus-copy incus-unpriv-snapshot incus-unpriv-stop incus-unpriv-move incus-unpriv-copy incus-takeover-snapshot incus-takeover-stop incus-takeover-move incus-takeover-copy incus-unpriv-takeover-move incus-alone incus-alone-copy incus-unpriv-alone-copy); do
 		IFS=: read -r _ c f <<<"$w"
 		drive "$c" "$f"
 	done
@@ -162,7 +162,7 @@ incus_case() {
 docker_case() {
 	local w c f
 	dk_start || return
-	for w in $(drive_words docker docker-leave-running docker-takeover docker-alone docker-network-none); do
+	for w in $(drive_words docker docker-leave-running docker-takeover docker-takeover-leave-running docker-alone docker-network-none); do
 		IFS=: read -r _ c f <<<"$w"
 		drive "$c" "$f"
 	done

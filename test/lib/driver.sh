@@ -153,8 +153,8 @@ criu-page-server criu-lazy criu-lazy-alone criu-predump criu-predump-alone
 runc crun podman runc-alone runc-plugin-at-dump runc-killed crun-killed lxc lxc-alone runc-move
 podman-move
 cri-same-pod cri-new-pod cri-alone cri-plugin-at-dump cri-stub ctr
-docker docker-leave-running docker-takeover docker-alone docker-network-none
-incus-snapshot incus-stop incus-move incus-copy incus-unpriv-snapshot incus-unpriv-stop incus-unpriv-move incus-unpriv-copy incus-takeover-snapshot incus-takeover-move incus-unpriv-takeover-move incus-alone incus-alone-copy incus-unpriv-alone-copy"
+docker docker-leave-running docker-takeover docker-takeover-leave-running docker-alone docker-network-none
+incus-snapshot incus-stop incus-move incus-copy incus-unpriv-snapshot incus-unpriv-stop incus-unpriv-move incus-unpriv-copy incus-takeover-snapshot incus-takeover-stop incus-takeover-move incus-takeover-copy incus-unpriv-takeover-move incus-alone incus-alone-copy incus-unpriv-alone-copy"
 
 # drive_lint: LIST itself: every flavour one of DRIVE_FLAVOURS, every case
 # with its file (NAME, or NAME.sh for a case that runs only in host), every
