@@ -817,6 +817,20 @@ inc_sweep() {
 	done
 	return 0
 }
+# inc_host_back: the host's cgroup2 hierarchy as inc_start found it:
+# liblxc's lxc.pivot gone, and the controllers it enabled in the root's
+# cgroup.subtree_control (hugetlb here) disabled again: crun's containers
+# live in that hierarchy too, and criu cannot restore one whose parent's
+# subtree_control changed under it ("write to cgroup.subtree_control")
+inc_host_back() {
+	local c
+	inc_sweep
+	rmdir /sys/fs/cgroup/lxc.pivot 2>/dev/null
+	for c in $(cat /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null); do
+		grep -qw -- "$c" "$IN/subtree_control" 2>/dev/null || echo "-$c" >/sys/fs/cgroup/cgroup.subtree_control ||
+			fail incus/host "cannot disable $c in the host's cgroup2 root, which liblxc enabled"
+	done
+}
 
 # inc_start: both daemons up, each with a dir storage pool and a default
 # profile of only a root disk, the container's image imported into a; a
@@ -834,10 +848,12 @@ inc_start() {
 		return 1
 	fi
 	inc_sweep
+	mkdir -p "$IN"
+	cat /sys/fs/cgroup/cgroup.subtree_control >"$IN/subtree_control"
 	for d in uid gid; do
 		grep -q '^root:' "/etc/sub$d" 2>/dev/null || echo 'root:1000000:1000000000' >>"/etc/sub$d"
 	done
-	rm -rf "$IN"
+	find "$IN" -mindepth 1 -maxdepth 1 ! -name subtree_control -exec rm -rf {} +
 	mkdir -p "$IN/a" "$IN/b" "$IN/conf"
 	unshare -n sleep infinity &
 	INC_HOLD=$!
@@ -895,7 +911,7 @@ inc_stop() {
 	INC_HOLD=
 	awk -v d="$IN/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
 		while read -r m; do umount -l "$m"; done
-	inc_sweep
+	inc_host_back
 }
 
 # incus_round NAME PATH PRIVILEGED [takeover|alone]: a container holding
