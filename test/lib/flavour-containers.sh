@@ -993,7 +993,9 @@ lxc.init.cmd = /zt criu ${SCEN:-container} /state $P/$name" >"$IN/$name.init" 2>
 		fi ;;
 	esac
 	log=$(inc_log "$at" "$ct" restore)
-	if [ "$rc" -ne 0 ] && grep -qs 'Unable to open timens-0.img: Permission denied' "$log" "$(inc_log a "$ct" restore)"; then
+	# whatever incus answered: Incus 6.0 starts a copy whose restore
+	# failed afresh, and exits 0
+	if grep -qs 'Unable to open timens-0.img: Permission denied' "$log" "$(inc_log a "$ct" restore)"; then
 		inc_end "$name"
 		return 2
 	fi
