@@ -124,21 +124,24 @@ static const struct ptimer_rseq_ops *ops_or_real(const struct ptimer_rseq_ops *o
 /* ---- dump -------------------------------------------------------------------- */
 
 /*
- * Whether this kernel has no PR_RSEQ_SLICE_EXTENSION at all, asked once in
- * ptimer's own thread: a kernel without the option answers EINVAL to GET
- * whoever asks (kernel/sys.c, prctl's default case), so no thread of any
- * process need be asked, and no code run in one, to learn it.  ENOTSUPP
- * and ENXIO depend on the asking thread's registration: those kernels are
- * asked in the target's threads.
+ * The kernel's answer when no thread can have extensions, asked once in
+ * ptimer's own thread: -EINVAL from a kernel without the prctl (6.18 and
+ * older: kernel/sys.c, prctl's default case), -ENOTSUPP from one built
+ * without CONFIG_RSEQ_SLICE_EXTENSION (Debian's 7.x: the stub in
+ * include/linux/rseq.h answers every call so); 0 where GET answers, which
+ * on a slice kernel it does for every thread (kernel/rseq.c
+ * rseq_slice_extension_prctl: GET reads the thread's state, SET alone
+ * checks the registration).  No thread of any process need be asked, and
+ * no code run in one, to learn it.
  */
-static bool kernel_lacks_slice_ext(void)
+static int kernel_slice_answer(void)
 {
 	static int answer = 1;	/* 1: not asked yet */
 
 	if (answer == 1)
 		answer = prctl(PTIMER_PR_RSEQ_SLICE_EXTENSION, PTIMER_PR_RSEQ_SLICE_EXTENSION_GET, 0, 0, 0) < 0 &&
-			 errno == EINVAL ? -EINVAL : 0;
-	return answer == -EINVAL;
+			 (errno == EINVAL || errno == ENOTSUPP_) ? -errno : 0;
+	return answer;
 }
 
 int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_ops *ops,
@@ -148,8 +151,8 @@ int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_op
 	int kernel_answer = 0;	/* EINVAL/ENOTSUPP seen: the kernel's, not the thread's */
 
 	ops = ops_or_real(ops);
-	if (ops == &ptimer_rseq_real_ops && kernel_lacks_slice_ext())
-		kernel_answer = -EINVAL;
+	if (ops == &ptimer_rseq_real_ops)
+		kernel_answer = kernel_slice_answer();
 	v = calloc((size_t)t->n_threads + 1, sizeof(*v));
 	if (!v)
 		return ptimer_errf(err, ENOMEM, "out of memory for %d threads", t->n_threads);
@@ -214,7 +217,9 @@ int ptimer_slice_targets(const struct ptimer_task *t, const struct ptimer_image 
 			 const struct ptimer_tid_map *map, int n_map, bool enabled_only,
 			 struct ptimer_slice_target **v, int *n, struct ptimer_err *err)
 {
-	uint32_t least = enabled_only ? PTIMER_SLICE_EXT_ENABLED : PTIMER_SLICE_EXT_DISABLED;
+	/* unavailable at the dump: the thread had no extension, so restored
+	 * it has none either, whatever the target's thread started with */
+	uint32_t least = enabled_only ? PTIMER_SLICE_EXT_ENABLED : PTIMER_SLICE_EXT_UNAVAILABLE;
 	int k = 0;
 
 	*v = NULL;
@@ -269,8 +274,11 @@ int ptimer_slice_prepare(pid_t pid, struct ptimer_slice_target *v, int n, enum p
 			 const struct ptimer_rseq_ops *ops, struct ptimer_err *err)
 {
 	char what[200];
+	int kernel = 0;
 
 	ops = ops_or_real(ops);
+	if (ops == &ptimer_rseq_real_ops)
+		kernel = kernel_slice_answer();
 	for (int i = 0; i < n; i++) {
 		struct ptimer_slice_target *g = &v[i];
 		struct ptimer_rseq_config c;
@@ -282,14 +290,18 @@ int ptimer_slice_prepare(pid_t pid, struct ptimer_slice_target *v, int n, enum p
 			continue;
 		/* to disable: a thread that is not there, or cannot be enabled,
 		 * is disabled already */
-		if (!g->want_enabled && !g->host_tid) {
+		if (!g->want_enabled && (!g->host_tid || kernel)) {
 			g->skip = true;
 			continue;
 		}
-		if (!g->host_tid) {
-			snprintf(what, sizeof(what), "the target has no such thread (pass --tid-map %d=TID)",
-				 g->image_tid);
-			ret = slice_trouble(mode, g, pid, ESRCH, err, what);
+		if (!g->host_tid || kernel) {
+			if (!g->host_tid)
+				snprintf(what, sizeof(what), "the target has no such thread (pass --tid-map %d=TID)",
+					 g->image_tid);
+			else
+				snprintf(what, sizeof(what), "the kernel answers prctl(PR_RSEQ_SLICE_EXTENSION, GET) "
+					 "with %s", ptimer_slice_errname(kernel));
+			ret = slice_trouble(mode, g, pid, g->host_tid ? -kernel : ESRCH, err, what);
 			if (ret)
 				return ret;
 			continue;

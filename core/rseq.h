@@ -99,7 +99,9 @@ struct ptimer_slice_target {
  * ptimer_slice_prepare - check every target before anything changes.  One
  * already in the image's mode is skipped, and so is one to disable that
  * the kernel cannot enable (no such thread, no rseq registration, GET
- * answering an error).  One to enable needs the host thread, an rseq
+ * answering an error; with the real ops, a kernel whose prctl answers
+ * ptimer's own GET with EINVAL or ENOTSUPP, asked without running code in
+ * any thread).  One to enable needs the host thread, an rseq
  * registration (PTRACE_GET_RSEQ_CONFIGURATION gives rseq_abi_pointer/size)
  * and a kernel that takes the prctl there (PTIMER_SLICE_PROBE: GET, then
  * SET of the current value, which changes nothing).  On a failure: mode
@@ -128,8 +130,9 @@ int ptimer_slice_apply(pid_t pid, struct ptimer_slice_target *v, int n, enum pti
 void ptimer_slice_undo(pid_t pid, struct ptimer_slice_target *v, int n, const struct ptimer_rseq_ops *ops);
 
 /*
- * ptimer_slice_targets - the image's threads with a mode ("enabled" or,
- * unless enabled_only, "disabled"; not "unavailable") mapped into t
+ * ptimer_slice_targets - the image's threads to make as dumped ("enabled";
+ * unless enabled_only also "disabled" and "unavailable", both restored as
+ * disabled: a thread that had no extension gets none) mapped into t
  * (ptimer_map_tid with map[n_map], the --tid-map entries; then the host
  * tid; 0 when it does not map).  *v malloc'ed (free it), *n its length
  * (0: nothing to do, *v NULL).
