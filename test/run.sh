@@ -11,7 +11,8 @@
 # guest (test/criu/arm64.sh; skipped by PTIMER_SKIP_CRIU=1 or
 # PTIMER_SKIP_CRIU_ARM64=1), criu 4.1.1 and 4.2.1 in an amd64 guest for
 # lazy pages and pre-dump (test/criu/guest.sh amd64; skipped by
-# PTIMER_SKIP_CRIU=1 or PTIMER_SKIP_CRIU_GUEST=1), then container
+# PTIMER_SKIP_CRIU=1 or PTIMER_SKIP_CRIU_GUEST=1), the slice kernel's guests
+# and the slice-move guests (the same switches), then container
 # runtimes (test/containers/suite.sh; skipped by PTIMER_SKIP_CRIU=1 or
 # PTIMER_SKIP_CONTAINERS=1), then CRIU's own zdtm suite with and without the
 # plugin (test/criu/zdtm.sh; skipped by PTIMER_SKIP_CRIU=1 or
@@ -147,11 +148,11 @@ fi
 # the layer check, the units, e2e, fuzz replay, cross, the sanitizer stage (its units, its e2e and
 # the report check, or one SKIP), the kernel matrix (x86_64, arm64), criu,
 # criu-arm64, criu-guest-trixie, criu-guest-sid, criu-guest-slice(-dev),
-# containers, zdtm
+# slice-move, containers, zdtm
 if [ -x "$ASAN_BUILD/ptimer" ]; then
-	PLANNED=$((1 + ${#units[@]} + 3 + ${#asan_units[@]} + 2 + 10))
+	PLANNED=$((1 + ${#units[@]} + 3 + ${#asan_units[@]} + 2 + 11))
 else
-	PLANNED=$((1 + ${#units[@]} + 3 + 1 + 10))
+	PLANNED=$((1 + ${#units[@]} + 3 + 1 + 11))
 fi
 echo "TAP version 13"
 echo "# $PLANNED programs and suites"
@@ -291,6 +292,18 @@ for s in sid criu-dev; do
 		run "$st" bash test/criu/guest.sh amd64-slice "$s" "$BUILD"
 	fi
 done
+# test/criu/slice-move.sh: slice checkpoints moved between kernels for real,
+# in four guests (stock 7.2 -> slice kernel -> stock 7.2 and 6.12),
+# `ptimer restore` and criu 4.2.1 with the plugin, --rseq-slice auto,
+# require and off.
+if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_CRIU_GUEST:-}" ]; then
+	skipped_stage slice-move "PTIMER_SKIP_CRIU or PTIMER_SKIP_CRIU_GUEST is set"
+elif [ "$(uname -m)" != x86_64 ]; then
+	skipped_stage slice-move "the slice kernel is built for x86_64; this host is $(uname -m)"
+else
+	echo "# test/criu/slice-move.sh $BUILD"
+	run slice-move bash test/criu/slice-move.sh "$BUILD"
+fi
 # test/containers/suite.sh: runc, crun and podman with the plugin's .deb in
 # roots of their own, the trixie -> sid moves, and the install on Debian 12,
 # 13 and sid (test/containers/install.sh).

@@ -29,10 +29,25 @@ chmod 1777 /tmp
 ip link set lo up || echo "# guest: cannot bring the loopback up: criu's feature probe will fail"
 echo "@@ptimer-guest-begin"
 echo "# guest: $(uname -sr) $(uname -m), /init after $(cut -d' ' -f1 /proc/uptime) s of uptime"
+# modules criu needs that the kernel has as modules (/ptimer-modules/order,
+# test/qemu/kernels.sh): no modprobe here, so finit_module(2) (x86_64: 313)
+for m in $(cat /ptimer-modules/order 2>/dev/null); do
+	perl -e 'my $p = ""; open(my $f, "<", $ARGV[0]) or die "$!\n"; syscall(313, fileno($f), $p, 0) == 0 or die "$!\n"' \
+		"/ptimer-modules/$m" 2>&1 | sed "s|^|# guest: cannot load $m: |"
+done
+[ -s /ptimer-modules/order ] && echo "# guest: modules loaded: $(cut -d' ' -f1 /proc/modules | tr '\n' ' ')"
 # what the host chose: GUEST_SUITE, PTIMER_CRIU_CASES, CRIU_FAULT, PTIMER_CRIU_TIMEOUT
 set -a
 . /ptimer-criu/guest.env
 set +a
 cd /
 bash /ptimer-criu/suite-inner.sh "$GUEST_SUITE" prebuilt:/ptimer-bin /ptimer-criu check </dev/null
-echo "@@ptimer-guest-end rc=$? uptime $(cut -d' ' -f1 /proc/uptime) s"
+rc=$?
+# a step of a move (test/criu/slice-move.sh): what the next guest needs
+if [ -n "${GUEST_CARRY_OUT:-}" ]; then
+	mkdir -p /ptimer-carry-out
+	echo "@@ptimer-carry-begin"
+	tar -C /ptimer-carry-out -cz . | base64
+	echo "@@ptimer-carry-end"
+fi
+echo "@@ptimer-guest-end rc=$rc uptime $(cut -d' ' -f1 /proc/uptime) s"

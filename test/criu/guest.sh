@@ -38,6 +38,14 @@
 #   PTIMER_CRIU_NAME_TIMEOUT  seconds the guest may take (900)
 #   PTIMER_ARM64_KERNEL       an arm64 kernel Image to boot instead of sid's
 #   PTIMER_NAME_CRIU_FAULT    CRIU_FAULT for criu in the guest (unset)
+# and, for a guest that is one step of a move (test/criu/slice-move.sh):
+#   PTIMER_GUEST_KERNEL       amd64: the kernel to boot, "slice" or a Debian
+#                             suite's (trixie: 6.12), instead of the ARCH's
+#   PTIMER_GUEST_NAME         the name of the checks, instead of criu-SUITE-...
+#   PTIMER_GUEST_CARRY_IN     a directory the guest finds as /ptimer-carry-in
+#   PTIMER_GUEST_CARRY_OUT    a directory that receives what the guest left
+#                             in /ptimer-carry-out (packed on the console,
+#                             the guest's only channel back)
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -80,6 +88,13 @@ amd64)
 	echo "usage: guest.sh arm64|amd64 trixie|sid, or amd64-slice trixie|sid|criu-dev [BUILD]" >&2
 	exit 2 ;;
 esac
+NAME=${PTIMER_GUEST_NAME:-$NAME}
+KSEL=
+if [ -n "${PTIMER_GUEST_KERNEL:-}" ]; then
+	[ "$ARCH" = arm64 ] && { echo "guest.sh: PTIMER_GUEST_KERNEL is for amd64 guests" >&2; exit 2; }
+	KSEL=$PTIMER_GUEST_KERNEL
+fi
+[ -z "$KSEL" ] && [ "$ARCH" = amd64-slice ] && KSEL=slice
 # RSUITE: the Debian root the guest boots; criu-dev (the slice guest only)
 # runs CRIU's criu-dev, built by the criu stage (test/criu/suite.sh, cached
 # in PTIMER_CRIU_DEV_CACHE), in sid's root, whose libraries it was built
@@ -134,7 +149,7 @@ KARGS=
 if [ "$ARCH" = arm64 ] && [ -n "${PTIMER_ARM64_KERNEL:-}" ]; then
 	kernel=$PTIMER_ARM64_KERNEL
 	krel="$(basename "$kernel") (PTIMER_ARM64_KERNEL)"
-elif [ "$ARCH" = amd64-slice ]; then
+elif [ "$KSEL" = slice ]; then
 	kernel=$(bash "$top/test/qemu/slice-kernel.sh" 2>"$TMP/kernel.err")
 	if [ $? -ne 0 ] || [ ! -s "$kernel" ]; then
 		fail "$NAME" "cannot build the slice kernel: $(tail -n 1 "$TMP/kernel.err")"
@@ -143,10 +158,11 @@ elif [ "$ARCH" = amd64-slice ]; then
 	krel="$(sed -n 's/^release=//p' "$(dirname "$kernel")/stamp" 2>/dev/null) (CONFIG_RSEQ_SLICE_EXTENSION=y)"
 	KARGS=" rseq_debug=1"
 else
-	kernel=$(bash "$top/test/qemu/kernels.sh" sid "$ARCH" 2>"$TMP/kernel.err")
+	ks=${KSEL:-sid} ka=${ARCH%-slice}
+	kernel=$(bash "$top/test/qemu/kernels.sh" "$ks" "$ka" 2>"$TMP/kernel.err")
 	rc=$?
 	if [ "$rc" -ne 0 ] || [ ! -s "$kernel" ]; then
-		fail "$NAME" "cannot fetch sid's $ARCH kernel: $(tail -n 1 "$TMP/kernel.err")"
+		fail "$NAME" "cannot fetch $ks's $ka kernel: $(tail -n 1 "$TMP/kernel.err")"
 		finish
 	fi
 	krel=$(sed -n 's/^release=//p' "$(dirname "$kernel")/stamp" 2>/dev/null)
@@ -213,7 +229,8 @@ cp -a "$B" "$TMP/build"
 rm -f "$TMP/build/plugin/"*.o "$TMP/build/ptimer_plugin.so"
 # the C programs of this guest's cases (test/lib/driver.sh drive_progs)
 PROGS=$(DRIVE_CASES=$top/test/cases && . "$top/test/lib/driver.sh" &&
-	drive_progs_of $(for w in $CASES; do w=${w#drive:}; echo "${w%%:*}"; done | sort -u) |
+	{ drive_progs_of $(for w in $CASES; do [ "${w#drive:}" != "$w" ] && w=${w#drive:} && echo "${w%%:*}"; done | sort -u)
+	  for w in $CASES; do [ "${w#slice_move:}" != "$w" ] && echo slice_move; done; } | sort -u |
 	while read -r p; do [ -f "$top/test/e2e/$p.c" ] && echo "$p"; done)
 if ! make -C "$top" "${MAKEARCH[@]}" B="$TMP/build" CRIU_PLUGIN_INC="$TMP/criu-inc" "$TMP/build/ptimer_plugin.so" \
 	$(for p in $PROGS; do echo "$TMP/build/test/$p"; done) \
@@ -244,6 +261,15 @@ cp "$here/suite-inner.sh" "$o/ptimer-criu/"
 cp "$top"/test/lib/*.sh "$o/ptimer-criu/"
 cp -r "$top/test/cases" "$o/ptimer-criu/cases"
 cp "$here/guest-init.sh" "$o/init"
+# the modules criu needs that this kernel builds as such (test/qemu/kernels.sh)
+if [ -s "$(dirname "$kernel")/modules/order" ]; then
+	mkdir -p "$o/ptimer-modules"
+	cp "$(dirname "$kernel")"/modules/* "$o/ptimer-modules/"
+fi
+if [ -n "${PTIMER_GUEST_CARRY_IN:-}" ]; then
+	mkdir -p "$o/ptimer-carry-in"
+	cp -a "$PTIMER_GUEST_CARRY_IN"/. "$o/ptimer-carry-in/"
+fi
 chmod 755 "$o/init"
 {
 	printf 'GUEST_SUITE=%q\n' "${NAME#criu-}"
@@ -251,6 +277,7 @@ chmod 755 "$o/init"
 	printf 'PTIMER_CRIU_TIMEOUT=%q\n' "${PTIMER_CRIU_TIMEOUT:-300}"
 	[ -n "$FAULT" ] && printf 'CRIU_FAULT=%q\n' "$FAULT"
 	[ -n "$DEV" ] && printf 'PTIMER_CRIU_DEV=%q\n' criu/criu/criu
+	[ -n "${PTIMER_GUEST_CARRY_OUT:-}" ] && printf 'GUEST_CARRY_OUT=1\n'
 } >"$o/ptimer-criu/guest.env"
 (cd "$o" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$TMP/run.cpio" || {
 	fail "$NAME/cpio" "cannot pack this run's files"
@@ -289,6 +316,14 @@ sed -n '/@@ptimer-guest-begin/,/^@@ptimer-guest-end/p' "$log.log" |
 sed 's/^1\.\./# cases: 1../; s/^ok /# ok /; s/^not ok /# not ok /' "$TMP/lines"
 tally "$TMP/lines"
 end=$(grep -m1 '^@@ptimer-guest-end' "$log.log")
+# what the guest carries out: a gzip'ed tar in base64 between the markers
+if [ -n "${PTIMER_GUEST_CARRY_OUT:-}" ]; then
+	mkdir -p "$PTIMER_GUEST_CARRY_OUT"
+	if ! sed -n '/^@@ptimer-carry-begin/,/^@@ptimer-carry-end/p' "$log.log" | sed '1d;$d' | base64 -d 2>/dev/null |
+		tar -xz -C "$PTIMER_GUEST_CARRY_OUT" 2>"$TMP/carry.err"; then
+		fail "$NAME/carry-out" "what the guest left in /ptimer-carry-out did not come back whole: $(oneline "$TMP/carry.err")"
+	fi
+fi
 if [ -n "$end" ]; then
 	echo "# $NAME: guest done in $secs s (${end#@@ptimer-guest-end })"
 	case $end in

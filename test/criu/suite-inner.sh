@@ -57,6 +57,7 @@ H_PREFIX=$P/
 DRIVE_CASES=$cdir/cases DRIVE_BIN=$BLD/test DRIVE_W=$W
 . "$cdir/driver.sh"
 . "$cdir/flavour-criu.sh"
+. "$cdir/slice-move.sh"
 
 note() { echo "# $suite: $*"; }
 

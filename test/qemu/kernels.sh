@@ -18,6 +18,14 @@
 # it).  How: a private apt configuration (test/qemu/apt.sh), `apt-get
 # download` + `dpkg -x`: nothing is installed, the host's apt is unchanged.
 #
+# amd64 also keeps, in modules/, what criu needs at start and a cloud
+# flavour builds as a module (6.12's nfnetlink: criu's kerndat asks
+# nftables in a network namespace of its own, and libnftables exits when it
+# cannot open a netfilter netlink socket): those of GUEST_MODULES that are
+# modules there, uncompressed, with the modules they depend on (modinfo),
+# and modules/order, the order to load them in (the guests have no
+# modprobe: test/criu/guest-init.sh loads them with finit_module).
+#
 # Exit 0: found; 2: cannot be had (no network, no such suite: the reason on
 # stderr, the caller reports a SKIP); 1: anything else.
 set -u
@@ -37,7 +45,9 @@ mkdir -p "$KDIR" || die 1 "cannot create $KDIR"
 exec 9>"$KDIR/.lock"
 flock -w 600 9 || die 1 "another fetch of $KDIR holds its lock"
 
-if [ -s "$KDIR/stamp" ] && [ -s "$KDIR/vmlinuz" ] && [ "${PTIMER_KERNEL_REFRESH:-0}" != 1 ]; then
+GUEST_MODULES=nfnetlink
+if [ -s "$KDIR/stamp" ] && [ -s "$KDIR/vmlinuz" ] && [ "${PTIMER_KERNEL_REFRESH:-0}" != 1 ] &&
+	{ [ "$ARCH" != amd64 ] || grep -q '^modules=' "$KDIR/stamp"; }; then
 	echo "$KDIR/vmlinuz"
 	exit 0
 fi
@@ -66,7 +76,36 @@ debver=$(dpkg-deb -f "$DEB" Version 2>/dev/null)
 cp "$vmlinuz" "$KDIR/vmlinuz.new" && mv "$KDIR/vmlinuz.new" "$KDIR/vmlinuz"
 rm -f "$KDIR/config"
 cp "$x"/boot/config-* "$KDIR/config" 2>/dev/null || cp "$x"/usr/lib/modules/*/config "$KDIR/config" 2>/dev/null
+rm -rf "$KDIR/modules"
+mods=
+if [ "$ARCH" = amd64 ]; then
+	mkdir -p "$KDIR/modules"
+	# a module's file by name; its dependencies from its own modinfo (the
+	# package ships no modules.dep: depmod makes it at install)
+	kofile() { find "$x" -name "$1.ko" -o -name "$1.ko.xz" -o -name "$1.ko.zst" | head -1; }
+	keep() {
+		local f b d
+		f=$(kofile "$1")
+		[ -n "$f" ] || return 0
+		b=$1.ko
+		[ -e "$KDIR/modules/$b" ] && return 0
+		for d in $(modinfo -F depends "$f" 2>/dev/null | tr ',' ' '); do
+			keep "$d" || return 1
+		done
+		case $f in
+		*.xz) xz -dc "$f" >"$KDIR/modules/$b" ;;
+		*.zst) zstd -qdc "$f" >"$KDIR/modules/$b" ;;
+		*) cp "$f" "$KDIR/modules/$b" ;;
+		esac || return 1
+		echo "$b" >>"$KDIR/modules/order"
+		mods="$mods $1"
+	}
+	for m in $GUEST_MODULES; do
+		keep "$m" || die 1 "cannot unpack module $m of $DEB"
+	done
+fi
 rm -rf "$x" "$DEB" "$KDIR/.why"
 printf 'suite=%s\narch=%s\npackage=%s\nversion=%s\nrelease=%s\nfetched=%s\n' "$SUITE" "$ARCH" "$pkg" \
 	"$debver" "$release" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$KDIR/stamp"
+[ "$ARCH" = amd64 ] && echo "modules=${mods# }" >>"$KDIR/stamp"
 echo "$KDIR/vmlinuz"
