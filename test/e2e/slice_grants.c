@@ -75,21 +75,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test/lib/rseq_slice.h"
 #include "test/lib/tst.h"
 
-/* uapi/linux/auxvec.h, uapi/linux/prctl.h, uapi/linux/rseq.h (Linux 7.0) */
-#define AT_RSEQ_FEATURE_SIZE_		27
-#define AT_RSEQ_ALIGN_			28
-#define PR_RSEQ_SLICE_EXTENSION_	79
-#define PR_RSEQ_SLICE_EXTENSION_GET_	1
-#define PR_RSEQ_SLICE_EXTENSION_SET_	2
-#define PR_RSEQ_SLICE_EXT_ENABLE_	1
-#define RSEQ_FLAG_SLICE_EXT_DEFAULT_ON_	(1 << 1)
-#define RSEQ_FLAG_UNREGISTER_		(1 << 0)
-#define SLICE_EXT_AVAILABLE		(1U << 4)	/* struct rseq.flags, kernel-written */
-#define SLICE_EXT_ENABLED		(1U << 5)
 #define NR_rseq_slice_yield		471		/* every architecture (asm-generic table) */
-#define ENOTSUPP_			524
 
 /* struct rseq of uapi/linux/rseq.h, 7.0: slice_ctrl at 28, end at 33 */
 struct rseq_v2 {
@@ -146,31 +135,6 @@ static bool enable;		/* setup and criu: threads PRCTL and FLAG enable;
 static uint32_t feature_size, align_to;
 static _Atomic int started;
 
-static long rseq_sys(void *p, uint32_t len, int flags, uint32_t sig)
-{
-	long r = syscall(__NR_rseq, p, len, flags, sig);
-
-	return r < 0 ? -errno : r;
-}
-
-static void *glibc_area(void)
-{
-	return (char *)__builtin_thread_pointer() + __rseq_offset;
-}
-
-/* The length glibc registered this thread's area with: the re-registration
- * of the same pointer and length answers EBUSY (kernel/rseq.c
- * rseq_reregister); a length that differs answers EINVAL. */
-static uint32_t glibc_len(void)
-{
-	uint32_t c[] = { __rseq_size, 32, feature_size, align_to };
-
-	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++)
-		if (c[i] >= 32 && rseq_sys(glibc_area(), c[i], 0, RSEQ_SIG) == -EBUSY)
-			return c[i];
-	return 0;
-}
-
 static void report(struct th *t)
 {
 	void *area = t->rs ? (void *)t->rs : glibc_area();
@@ -188,7 +152,7 @@ static void report(struct th *t)
  * thread, glibc's dropped first. */
 static int register_own(struct th *t, uint32_t len, int flags)
 {
-	uint32_t gl = glibc_len();
+	uint32_t gl = glibc_len(feature_size, align_to);
 	size_t sz = (len + align_to - 1) / align_to * align_to;
 	long r;
 
@@ -218,7 +182,7 @@ static void *worker(void *arg)
 
 	t->tid = gettid();
 	if (idx == HOG) {
-		t->len = glibc_len();
+		t->len = glibc_len(feature_size, align_to);
 	} else if (idx == V1) {
 		r = register_own(t, 32, 0);
 	} else {
@@ -485,7 +449,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NT; i++)
 		T[i].role = i;
 	T[LEADER].tid = gettid();
-	T[LEADER].len = glibc_len();
+	T[LEADER].len = glibc_len(feature_size, align_to);
 	for (int i = 1; i < NT; i++) {
 		if (pthread_create(&T[i].pt, NULL, worker, &T[i])) {
 			fprintf(stderr, "slice_grants: pthread_create: %s\n", strerror(errno));

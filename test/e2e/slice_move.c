@@ -47,19 +47,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test/lib/rseq_slice.h"
 #include "test/lib/tst.h"
 
-/* uapi/linux/auxvec.h, uapi/linux/prctl.h, uapi/linux/rseq.h (Linux 7.0) */
-#define AT_RSEQ_FEATURE_SIZE_		27
-#define AT_RSEQ_ALIGN_			28
-#define PR_RSEQ_SLICE_EXTENSION_	79
-#define PR_RSEQ_SLICE_EXTENSION_GET_	1
-#define PR_RSEQ_SLICE_EXTENSION_SET_	2
-#define PR_RSEQ_SLICE_EXT_ENABLE_	1
-#define RSEQ_FLAG_SLICE_EXT_DEFAULT_ON_	(1 << 1)
-#define RSEQ_FLAG_UNREGISTER_		(1 << 0)
 #define STACK_SIZE			(256 * 1024)
-#define SLICE_EXT_BITS			(3U << 4)	/* AVAILABLE, ENABLED */
+#define SLICE_EXT_BITS			(SLICE_EXT_AVAILABLE | SLICE_EXT_ENABLED)
 
 enum { LEADER, PRCTL, FLAG, OFF, V1, NT };
 static const char *const role_name[NT] = { "leader", "prctl", "flag", "off", "v1" };
@@ -81,16 +73,6 @@ static uint32_t feature_size, align_to;
 static _Atomic int started;
 static _Atomic unsigned long sigs[2];
 
-static long rseq_sys(void *p, uint32_t len, int flags)
-{
-	return syscall(__NR_rseq, p, len, flags, RSEQ_SIG) ? -errno : 0;
-}
-
-static void *glibc_area(void)
-{
-	return (char *)__builtin_thread_pointer() + __rseq_offset;
-}
-
 static void report(struct th *t)
 {
 	t->get = prctl(PR_RSEQ_SLICE_EXTENSION_, PR_RSEQ_SLICE_EXTENSION_GET_, 0, 0, 0);
@@ -100,28 +82,15 @@ static void report(struct th *t)
 	atomic_store(&t->done, atomic_load(&t->ask));
 }
 
-/* The length glibc registered this thread's area with: registering the
- * same pointer and length again answers EBUSY (kernel/rseq.c), another
- * length EINVAL; __rseq_size is not it on every glibc. */
-static uint32_t glibc_len(void)
-{
-	uint32_t c[] = { __rseq_size, 32, feature_size, align_to };
-
-	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++)
-		if (c[i] >= 32 && rseq_sys(glibc_area(), c[i], 0) == -EBUSY)
-			return c[i];
-	return 0;
-}
-
 /* this thread's own area of len bytes, glibc's dropped first; flags as
  * asked, or none where the kernel does not know them */
 static int own_area(struct th *t, uint32_t len, int flags)
 {
 	size_t sz = (len + align_to - 1) / align_to * align_to;
-	uint32_t gl = glibc_len();
+	uint32_t gl = glibc_len(feature_size, align_to);
 	long r;
 
-	if (gl && (r = rseq_sys(glibc_area(), gl, RSEQ_FLAG_UNREGISTER_))) {
+	if (gl && (r = rseq_sys(glibc_area(), gl, RSEQ_FLAG_UNREGISTER_, RSEQ_SIG))) {
 		t->fail = "unregistering glibc's rseq area";
 		return (int)r;
 	}
@@ -130,9 +99,9 @@ static int own_area(struct th *t, uint32_t len, int flags)
 		return -ENOMEM;
 	}
 	memset(t->area, 0, sz);
-	r = rseq_sys(t->area, len, flags);
+	r = rseq_sys(t->area, len, flags, RSEQ_SIG);
 	if (r == -EINVAL && flags)
-		r = rseq_sys(t->area, len, 0);
+		r = rseq_sys(t->area, len, 0, RSEQ_SIG);
 	if (r)
 		t->fail = "rseq()";
 	return (int)r;
