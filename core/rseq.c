@@ -241,6 +241,7 @@ int ptimer_slice_targets(const struct ptimer_task *t, const struct ptimer_image 
 		g = &(*v)[(*n)++];
 		g->image_tid = th->tid;
 		g->want_enabled = th->slice_ext == PTIMER_SLICE_EXT_ENABLED;
+		g->had_none = th->slice_ext == PTIMER_SLICE_EXT_UNAVAILABLE;
 		vt = ptimer_map_tid(t, img->pid, map, n_map, th->tid);
 		g->host_tid = vt ? ptimer_task_host_tid(t, vt) : 0;
 		g->owns_waits = t->owns_waits;
@@ -259,12 +260,14 @@ static int slice_trouble(enum ptimer_rseq_slice mode, struct ptimer_slice_target
 		snprintf(who, sizeof(who), "thread %d (tid %d in the image)", g->host_tid, g->image_tid);
 	else
 		snprintf(who, sizeof(who), "tid %d of the image", g->image_tid);
+	const char *had = g->want_enabled ? "enabled" : g->had_none ? "unavailable" : "disabled";
+
 	if (mode == PTIMER_RSEQ_SLICE_REQUIRE)
 		return ptimer_errf(err, e, "process %d: %s had the rseq time-slice extension %s, but "
 				   "%s; --rseq-slice=require: nothing restored (use --rseq-slice=auto to "
-				   "restore without it)", pid, who, g->want_enabled ? "enabled" : "disabled", what);
+				   "restore without it)", pid, who, had, what);
 	ptimer_log(PTIMER_LOG_WARN, "process %d: %s had the rseq time-slice extension %s, but %s; "
-		   "restoring it %s", pid, who, g->want_enabled ? "enabled" : "disabled", what,
+		   "restoring it %s", pid, who, had, what,
 		   g->want_enabled ? "without" : "with the extension enabled");
 	g->skip = true;
 	return 0;
@@ -310,6 +313,19 @@ int ptimer_slice_prepare(pid_t pid, struct ptimer_slice_target *v, int n, enum p
 		if (!g->want_enabled && (ret || !c.rseq_abi_size)) {
 			g->skip = true;
 			continue;
+		}
+		/* no extension at the dump: only an enabled thread needs
+		 * code run in it, and the kernel's flags say which is */
+		if (g->had_none) {
+			uint32_t flags = 0;
+
+			if (c.rseq_abi_size < PTIMER_RSEQ_FLAGS_OFF + sizeof(flags) ||
+			    ops->mem(ops->ctx, g->host_tid, c.rseq_abi_pointer + PTIMER_RSEQ_FLAGS_OFF, &flags,
+				     sizeof(flags), false) ||
+			    !(flags & PTIMER_RSEQ_FLAG_SLICE_EXT_ENABLED)) {
+				g->skip = true;
+				continue;
+			}
 		}
 		if (ret || !c.rseq_abi_size) {
 			snprintf(what, sizeof(what), "it has no rseq registration to attach it to (%s)",

@@ -72,8 +72,9 @@ int ptimer_slice_rseq_slice_parse(const char *s, enum ptimer_rseq_slice *out);
  * rseq_abi_size >= 32, process_vm_readv) and slice_ext from a GET run in
  * the thread.  Once a thread answers EINVAL or ENOTSUPP (kernel-wide
  * answers) the other threads are not asked: "unavailable".  ops NULL: the
- * real kernel; then a kernel without PR_RSEQ_SLICE_EXTENSION (EINVAL to a
- * GET in ptimer's own thread, asked once) has no thread asked at all.
+ * real kernel; then a kernel whose prctl answers a GET in ptimer's own
+ * thread with EINVAL (no PR_RSEQ_SLICE_EXTENSION) or ENOTSUPP (built
+ * without CONFIG_RSEQ_SLICE_EXTENSION), asked once, has no thread asked.
  * Returns 0, -EIO (the in-target GET could not run),
  * -ENOMEM, or the -errno of ops->mem (-EFAULT, -ESRCH, ...); err set.
  */
@@ -84,6 +85,7 @@ int ptimer_dump_threads(const struct ptimer_task *t, const struct ptimer_rseq_op
 struct ptimer_slice_target {
 	pid_t image_tid;		/* tid in the image */
 	bool want_enabled;		/* the image's mode: enabled, else disabled */
+	bool had_none;			/* the image's "unavailable": no extension */
 	pid_t host_tid;			/* target thread, host tid; 0: none maps */
 	bool owns_waits;		/* its process was seized by ptimer
 					   (struct ptimer_task.owns_waits) */
@@ -101,10 +103,14 @@ struct ptimer_slice_target {
  * the kernel cannot enable (no such thread, no rseq registration, GET
  * answering an error; with the real ops, a kernel whose prctl answers
  * ptimer's own GET with EINVAL or ENOTSUPP, asked without running code in
- * any thread).  One to enable needs the host thread, an rseq
- * registration (PTRACE_GET_RSEQ_CONFIGURATION gives rseq_abi_pointer/size)
- * and a kernel that takes the prctl there (PTIMER_SLICE_PROBE: GET, then
- * SET of the current value, which changes nothing).  On a failure: mode
+ * any thread), and one the image had no extension on (had_none) whose
+ * area's flags lack SLICE_EXT_ENABLED, which the kernel sets with the mode
+ * wherever it can grant (kernel/rseq.c): no code runs in such a thread.
+ * One to enable needs the host thread, an rseq registration
+ * (PTRACE_GET_RSEQ_CONFIGURATION gives rseq_abi_pointer/size) and a
+ * kernel that takes the prctl there (PTIMER_SLICE_PROBE: GET, then SET of
+ * the current value, which changes nothing); on such a kernel it is
+ * warned or refused without running code in the thread.  On a failure: mode
  * require returns -errno (err names the thread and the kernel's answer);
  * auto logs a warning and marks the target skip; off marks all skip
  * without asking.  pid: the target, for messages.

@@ -159,7 +159,7 @@ elif [ "$KSEL" = slice ]; then
 	KARGS=" rseq_debug=1"
 else
 	ks=${KSEL:-sid} ka=${ARCH%-slice}
-	kernel=$(bash "$top/test/qemu/kernels.sh" "$ks" "$ka" 2>"$TMP/kernel.err")
+	kernel=$(PTIMER_KERNEL_MODULES=1 bash "$top/test/qemu/kernels.sh" "$ks" "$ka" 2>"$TMP/kernel.err")
 	rc=$?
 	if [ "$rc" -ne 0 ] || [ ! -s "$kernel" ]; then
 		fail "$NAME" "cannot fetch $ks's $ka kernel: $(tail -n 1 "$TMP/kernel.err")"

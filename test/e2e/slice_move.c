@@ -28,8 +28,10 @@
  * DIR/ask holds a number K it has not answered, DIR/state.K: a line a
  * thread, "ROLE TID GET FLAGS" (GET: prctl GET's answer, 1, 0 or -errno;
  * FLAGS: struct rseq.flags & (AVAILABLE|ENABLED) in hex), then "signals
- * N0 N2" (signals of timers 0 and 2 so far).  No file stays open: the
- * process can be checkpointed on one machine and restored on another.
+ * N0 N2" (signals of timers 0 and 2 so far).  No file stays open but
+ * DIR/ask while it is read, and stderr as the shell gives it: the shell
+ * removes DIR/ask and gives /dev/null before a checkpoint that is restored
+ * on another machine.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -31,8 +31,9 @@
 #           restored (no timer made, the fresh copy as it was; criu's
 #           restore failed with nothing left running); off: as auto,
 #           without the warnings
-# Needs: SM_PROG (the built test/e2e/slice_move), PT or $INST/usr/bin/ptimer,
-# LIBDIR (the plugin), W (work directory), the harness.
+# Needs: $BLD/test/slice_move (test/e2e/slice_move.c), PT or
+# $INST/usr/bin/ptimer, LIBDIR (the plugin), W (work directory), the
+# harness and flavour-criu.sh (kill_wait, has_file).
 
 SM_OUT=${SM_OUT:-/ptimer-carry-out}
 SM_IN=${SM_IN:-/ptimer-carry-in}
@@ -49,16 +50,25 @@ sm_start() {
 	disown $! 2>/dev/null
 	if ! wait_until 300 test -e "$dir/$role.ready"; then
 		SM_WHY="slice_move $role did not get ready: $(oneline "$dir/err.log")"
+		pkill -KILL -f "slice_move $role $dir" 2>/dev/null
 		return 1
 	fi
 	SM_PID=$(cat "$dir/$role.pid")
 }
 
-# sm_state DIR K OUT: the process of DIR reports its threads (state.K) into OUT
+# sm_state DIR K OUT: the process of DIR reports its threads (state.K) into
+# OUT: five thread lines and the signals; else a FAIL NAME-state (SM_NAME)
+# and an empty OUT, which no check below takes for an answer
 sm_state() {
-	rm -f "$1/state.$2"
+	rm -f "$1/state.$2" "$3"
 	echo "$2" >"$1/ask.tmp" && mv -f "$1/ask.tmp" "$1/ask"
-	wait_until 100 test -e "$1/state.$2" && cp "$1/state.$2" "$3"
+	if wait_until 100 test -e "$1/state.$2" && cp "$1/state.$2" "$3" &&
+		[ "$(grep -cv '^signals ' "$3")" -eq 5 ]; then
+		return 0
+	fi
+	fail "$SM_NAME-state" "the process of $1 gave no state $2 in 10 s: $(cat "$3" 2>/dev/null | tr '\n' ';')"
+	: >"$3"
+	return 1
 }
 
 # sm_timers PID: /proc/PID/timers, one line a timer, sorted, a thread named
@@ -77,12 +87,13 @@ sm_timers() {
 		END { flush() }' "/proc/$1/timers" 2>/dev/null | sort
 }
 
-# sm_enabled FILE: the roles a state file says are enabled (GET 1)
-sm_enabled() { awk '$1 != "signals" && $3 == 1 { printf "%s ", $1 }' "$1"; }
+# sm_enabled FILE: the roles a state file says are enabled (GET 1); "?"
+# for a missing or empty file, which matches no expectation
+sm_enabled() { [ -s "$1" ] && awk '$1 != "signals" && $3 == 1 { printf "%s ", $1 }' "$1" || echo "?"; }
 # sm_signals FILE: the two timers' signal counts
 sm_signals() { awk '$1 == "signals" { print $2 + $3 }' "$1"; }
-# sm_threads FILE: the threads' state without their tids
-sm_threads() { awk '$1 != "signals" { print $1, $3, $4 }' "$1"; }
+# sm_threads FILE: the threads' state without their tids; "?" as above
+sm_threads() { [ -s "$1" ] && awk '$1 != "signals" { print $1, $3, $4 }' "$1" || echo "?"; }
 
 slice_move() {
 	local step=$1 label=$2
@@ -98,6 +109,7 @@ sm_dump() {
 	local label=$1 o=$SM_OUT/$1 n=slice-move/dump-$1 d=$W/sm-dump-$1
 	mkdir -p "$o"
 	info "$n: kernel $(uname -r)"
+	SM_NAME=$n
 	# ptimer dump: the process runs on, as it was
 	if ! sm_start "$d" setup; then
 		fail "$n/start" "$SM_WHY"
@@ -116,7 +128,8 @@ sm_dump() {
 		test "$(sm_threads "$o/before.state")" = "$(sm_threads "$d/after.state")"
 	check "$n/ptimer-dump-leaves-timers" "the timers after the dump differ: $(sm_timers "$SM_PID" | diff "$o/before.timers" - | grep '^[<>]' | head -n 2 | tr '\n' ' ')" \
 		test "$(sm_timers "$SM_PID")" = "$(cat "$o/before.timers")"
-	"$SM_PT" show --json "$o/ptimer" >"$d/show.json" 2>&1
+	"$SM_PT" show --json "$o/ptimer" >"$d/show.json" 2>&1 ||
+		fail "$n/image-shown" "ptimer show --json $o/ptimer: $(oneline "$d/show.json")"
 	local en
 	en=$(grep -c '"slice_ext": *"enabled"' "$d/show.json")
 	check "$n/image-enabled-as-process" "the image has $en threads \"enabled\", the process $(sm_enabled "$o/before.state")" \
@@ -130,6 +143,10 @@ sm_dump() {
 	fi
 	sm_state /tmp/slice-move-criu 1 "$o/criu-before.state"
 	sm_timers "$SM_PID" >"$o/criu-before.timers"
+	# no request pending at the dump: the process polls DIR/ask, and a
+	# descriptor of it caught open by criu would need the file at the
+	# restore, in another guest
+	rm -f /tmp/slice-move-criu/ask
 	mkdir -p "$o/criu"
 	timeout -s KILL "$CRIU_TIMEOUT" criu dump -t "$SM_PID" -D "$o/criu" -v4 -o dump.log --libdir "$LIBDIR" \
 		>"$d/criu-dump.out" 2>&1
@@ -173,17 +190,27 @@ sm_restore() {
 		return
 	fi
 	info "slice-move: images of $label restored on $(uname -r)"
+	SM_NAME=$n
 	want=$(sm_enabled "$i/before.state")
 	for mode in auto require off; do
 		local m=$n/standalone-$mode d=$W/sm-fresh-$mode rc map fresh
 		if ! sm_start "$d" fresh; then
-			fail "$m/start" "$SM_WHY"
-			continue
+			fail "$m/start" "$SM_WHY: the restores of $label were not tried"
+			return
 		fi
 		fresh=$SM_PID
-		sm_state "$d" 1 "$d/fresh.state"
-		# a kernel that answers GET in the fresh copy's threads can enable
+		SM_NAME=$m
+		if ! sm_state "$d" 1 "$d/fresh.state"; then
+			kill_wait "$fresh"
+			return
+		fi
+		# a kernel that answers GET in the copy's threads can enable
+		can=0
 		awk '$1 == "prctl" && $3 >= 0 { f = 1 } END { exit !f }' "$d/fresh.state" && can=1
+		# the copy's areas were registered default-on: where the kernel
+		# grants, the restore has something to disable
+		[ "$can" = 1 ] && check "$m-copy-starts-enabled" "the fresh copy's enabled threads: '$(sm_enabled "$d/fresh.state")', want 'prctl flag off '" \
+			test "$(sm_enabled "$d/fresh.state")" = "prctl flag off "
 		map=$(paste "$i/setup.tids" "$d/fresh.tids" | awk 'NR > 1 { printf " --tid-map %s=%s", $1, $2 }')
 		# shellcheck disable=SC2086
 		timeout -k 5 60 "$SM_PT" restore -t "$fresh" -D "$i/ptimer" --rseq-slice="$mode" $map >"$d/restore.out" 2>&1
@@ -192,6 +219,8 @@ sm_restore() {
 		if [ "$can" = 0 ] && [ "$mode" = require ] && [ -n "$want" ]; then
 			check "$m-refused" "ptimer restore --rseq-slice=require exited $rc: $(oneline "$d/restore.out")" \
 				test "$rc" -ne 0 -a "$(grep -c . "$d/restore.out")" -eq 1
+			check "$m-refusal-names-require" "no refusal by --rseq-slice=require naming the kernel's answer: $(oneline "$d/restore.out")" \
+				grep -qE 'but the kernel answers .*(ENOTSUPP|EINVAL).*--rseq-slice=require: nothing restored' "$d/restore.out"
 			check "$m-no-timer-made" "the fresh copy has $(grep -c '^ID:' "/proc/$fresh/timers") timers" \
 				test "$(grep -c '^ID:' "/proc/$fresh/timers")" -eq 0
 			sm_expect_threads "$m" "$d/after.state" "" "$d/fresh.state"
@@ -231,9 +260,10 @@ sm_restore() {
 		if [ "$can" = 0 ] && [ "$mode" = require ] && [ -n "$want" ]; then
 			check "$m-refused" "criu restore with PTIMER_RSEQ_SLICE=require exited $rc" test "$rc" -ne 0
 			check "$m-refusal-said" "no line of the plugin's refusal in restore.log: $(grep -E 'Error|ptimer' "$c/restore.log" | tail -n 3 | tr '\n' ' ' | cut -c1-400)" \
-				grep -q 'ptimer.*require' "$c/restore.log"
+				grep -qE 'ptimer: .*but the kernel answers .*(ENOTSUPP|EINVAL).*require: nothing restored' "$c/restore.log"
 			check "$m-nothing-running" "a process of the checkpoint runs: $(pgrep -af slice_move | tr '\n' ' ')" \
 				test -z "$(pgrep -f /slice-move-criu)"
+			[ -n "$pid" ] && kill_wait "$pid"
 			continue
 		fi
 		check "$m-restored" "criu restore exited $rc: $(grep -E 'Error|ptimer.*(refus|fail)' "$c/restore.log" | tail -n 3 | tr '\n' ' ' | cut -c1-400)" \
@@ -243,6 +273,7 @@ sm_restore() {
 			[ -n "$pid" ] && kill_wait "$pid"
 			continue
 		fi
+		SM_NAME=$m
 		sm_state /tmp/slice-move-criu 2 "$c/after.state"
 		local warns
 		warns=$(grep -c 'had the rseq time-slice extension enabled, but' "$c/restore.log")

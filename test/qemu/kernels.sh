@@ -22,9 +22,11 @@
 # flavour builds as a module (6.12's nfnetlink: criu's kerndat asks
 # nftables in a network namespace of its own, and libnftables exits when it
 # cannot open a netfilter netlink socket): those of GUEST_MODULES that are
-# modules there, uncompressed, with the modules they depend on (modinfo),
-# and modules/order, the order to load them in (the guests have no
-# modprobe: test/criu/guest-init.sh loads them with finit_module).
+# modules there, uncompressed, with the modules they depend on (their
+# .modinfo), and modules/order, the order to load them in (the guests have
+# no modprobe: test/criu/guest-init.sh loads them with finit_module).  A
+# kernel cached without them is fetched again only when
+# PTIMER_KERNEL_MODULES=1, as test/criu/guest.sh asks.
 #
 # Exit 0: found; 2: cannot be had (no network, no such suite: the reason on
 # stderr, the caller reports a SKIP); 1: anything else.
@@ -47,7 +49,7 @@ flock -w 600 9 || die 1 "another fetch of $KDIR holds its lock"
 
 GUEST_MODULES=nfnetlink
 if [ -s "$KDIR/stamp" ] && [ -s "$KDIR/vmlinuz" ] && [ "${PTIMER_KERNEL_REFRESH:-0}" != 1 ] &&
-	{ [ "$ARCH" != amd64 ] || grep -q '^modules=' "$KDIR/stamp"; }; then
+	{ [ "$ARCH" != amd64 ] || [ "${PTIMER_KERNEL_MODULES:-0}" != 1 ] || grep -q '^modules=' "$KDIR/stamp"; }; then
 	echo "$KDIR/vmlinuz"
 	exit 0
 fi
@@ -80,8 +82,9 @@ rm -rf "$KDIR/modules"
 mods=
 if [ "$ARCH" = amd64 ]; then
 	mkdir -p "$KDIR/modules"
-	# a module's file by name; its dependencies from its own modinfo (the
-	# package ships no modules.dep: depmod makes it at install)
+	# a module's file by name; its dependencies from its own .modinfo
+	# section ("depends=a,b"; the package ships no modules.dep: depmod
+	# makes it at install, and this host needs no kmod to read it)
 	kofile() { find "$x" -name "$1.ko" -o -name "$1.ko.xz" -o -name "$1.ko.zst" | head -1; }
 	keep() {
 		local f b d
@@ -89,14 +92,15 @@ if [ "$ARCH" = amd64 ]; then
 		[ -n "$f" ] || return 0
 		b=$1.ko
 		[ -e "$KDIR/modules/$b" ] && return 0
-		for d in $(modinfo -F depends "$f" 2>/dev/null | tr ',' ' '); do
+		case $f in
+		*.xz) xz -dc "$f" >"$KDIR/modules/$b.new" ;;
+		*.zst) zstd -qdc "$f" >"$KDIR/modules/$b.new" ;;
+		*) cp "$f" "$KDIR/modules/$b.new" ;;
+		esac || return 1
+		for d in $(grep -a -o 'depends=[a-z0-9_,-]*' "$KDIR/modules/$b.new" | head -1 | cut -d= -f2 | tr ',' ' '); do
 			keep "$d" || return 1
 		done
-		case $f in
-		*.xz) xz -dc "$f" >"$KDIR/modules/$b" ;;
-		*.zst) zstd -qdc "$f" >"$KDIR/modules/$b" ;;
-		*) cp "$f" "$KDIR/modules/$b" ;;
-		esac || return 1
+		mv "$KDIR/modules/$b.new" "$KDIR/modules/$b" || return 1
 		echo "$b" >>"$KDIR/modules/order"
 		mods="$mods $1"
 	}

@@ -255,6 +255,32 @@ static void test_restore(void)
 	      simk_thread(2000)->slice_enabled, "2001 %d", simk_thread(2001)->slice_enabled);
 	free(v);
 
+	/* thread 11 "unavailable" at the dump (a kernel without extensions):
+	 * disabled where the target's thread has one enabled, found by the
+	 * kernel's flags; a thread whose flags say disabled runs no code */
+	image.threads[1].slice_ext = PTIMER_SLICE_EXT_UNAVAILABLE;
+	setup(SIMK_SLICE_ON);
+	simk_thread(2001)->rseq_len = ptrace_len[1] = 33;
+	simk_thread(2001)->slice_enabled = 1;
+	areas[1][16] = 0x30;
+	ret = restore(&o, &v, &n, &err);
+	CHECK("restore: unavailable in the image, enabled in the target: disabled", ret == 0 && n == 3 &&
+	      !simk_thread(2001)->slice_enabled && simk_thread(2001)->slice_set_calls == 1 && !last_warn[0],
+	      "ret %d n %d, enabled %d, SETs %ld: %s", ret, n, simk_thread(2001)->slice_enabled,
+	      simk_thread(2001)->slice_set_calls, last_warn);
+	free(v);
+	setup(SIMK_SLICE_ON);
+	simk_thread(2001)->rseq_len = ptrace_len[1] = 33;
+	areas[1][16] = 0x10;
+	ret = restore(&o, &v, &n, &err);
+	CHECK("restore: unavailable in the image, flags say disabled: no code run in the thread", ret == 0 &&
+	      v[1].skip && blob_runs == 4 && simk_thread(2001)->slice_set_calls == 0,
+	      "ret %d, skip %d, %ld runs", ret, v[1].skip, blob_runs);
+	free(v);
+	image.threads[1].slice_ext = PTIMER_SLICE_EXT_DISABLED;
+	v = NULL;
+	free(v);
+
 	/* the kernel's flags do not follow the mode: checked, not trusted */
 	setup_flags_stuck();
 	ret = restore(&o, &v, &n, &err);
