@@ -42,7 +42,9 @@ SKIPPED=$(mktemp "${TMPDIR:-/tmp}/ptimer-skipped.XXXXXX")
 # every FAIL with its reason, repeated at the end: a CI log is often read
 # from its tail only
 FAILED=$(mktemp "${TMPDIR:-/tmp}/ptimer-failed.XXXXXX")
-trap 'rm -f "$OUT" "$SKIPPED" "$FAILED"' EXIT
+# the sanitizers' reports, the slice-move carries (below)
+SAN_LOG= SM_DIR= BESIDE=
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$OUT" "$SKIPPED" "$FAILED" "$SAN_LOG" "$SM_DIR" "$BESIDE"' EXIT
 trap 'exit 130' INT TERM HUP
 
 # Line-buffered stdout for programs that leave stdio's default buffering.
@@ -76,12 +78,15 @@ fail() { H_FAIL=$((H_FAIL + 1)); h_emit "FAIL $1: $2"; }
 skip() { H_SKIP=$((H_SKIP + 1)); h_emit "SKIP $1: $2"; }
 xfail() { H_XFAIL=$((H_XFAIL + 1)); h_emit "XFAIL $1: $2"; }
 
-# stage_done NAME F0: "# stage K NAME: ok", or ": not ok" when FAILs were
-# counted since H_FAIL was F0.
+# stage_done NAME F0 [SECS]: "# stage K NAME: ok (SECS s)", or ": not ok"
+# when FAILs were counted since H_FAIL was F0; SECS, where a run's time
+# goes: the stage's own time (0 when not given).
 K=0
 stage_done() {
 	K=$((K + 1))
-	if [ "$H_FAIL" -eq "$2" ]; then echo "# stage $K $1: ok"; else echo "# stage $K $1: not ok"; fi
+	local v=ok
+	[ "$H_FAIL" -eq "$2" ] || v="not ok"
+	echo "# stage $K $1: $v (${3:-0} s)"
 }
 
 # skipped_stage NAME WHY: the stage's one SKIP, listed at the end too.
@@ -112,25 +117,64 @@ stage_counted() {
 	fi
 }
 
-# run NAME COMMAND...: run in the foreground, stream, count.  Its
-# "# skipped-suite" lines (harness.sh skip_suite) go to the closing list, and
-# so does the stage itself when it skipped everything and passed nothing.
+# run NAME COMMAND...: run in the foreground, stream, count.
 run() {
-	local name=$1 rc f0=$H_FAIL
+	local name=$1 rc f0=$H_FAIL t0=$SECONDS
 	shift
 	"${LB[@]}" "$@" </dev/null 2>&1 | tee "$OUT" | tap_filter
 	rc=${PIPESTATUS[0]}
+	stage_end "$name" "$rc" "$f0" $((SECONDS - t0))
+}
+
+# stage_end NAME RC F0 SECS: count the stage's output in OUT.  Its
+# "# skipped-suite" lines (harness.sh skip_suite) go to the closing list,
+# and so does the stage itself when it skipped everything and passed
+# nothing.
+stage_end() {
 	tally "$OUT"
 	TAPN=$((TAPN + $(check_lines "$OUT")))
-	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$OUT"; then
-		fail "$name" "exited with status $rc and printed no FAIL line"
+	if [ "$2" -ne 0 ] && ! grep -q '^FAIL ' "$OUT"; then
+		fail "$1" "exited with status $2 and printed no FAIL line"
 	fi
-	stage_counted "$name" "$OUT"
+	stage_counted "$1" "$OUT"
 	grep '^# skipped-suite ' "$OUT" >>"$SKIPPED"
 	if grep -q '^SKIP ' "$OUT" && ! grep -qE '^(PASS|FAIL) ' "$OUT"; then
-		echo "# skipped-suite $name: every check skipped: $(grep -m1 '^SKIP ' "$OUT" | cut -c6-300)" >>"$SKIPPED"
+		echo "# skipped-suite $1: every check skipped: $(grep -m1 '^SKIP ' "$OUT" | cut -c6-300)" >>"$SKIPPED"
 	fi
-	stage_done "$name" "$f0"
+	stage_done "$1" "$3" "$4"
+}
+
+# beside NAME AFTER COMMAND...: start a stage in the background, once the
+# stage AFTER (started by beside; "" for none) has ended; its output is
+# kept for joined.  The guest stages, each a qemu guest on one vCPU (one
+# host core under TCG), run two at a time on this machine's two cores;
+# nothing else runs meanwhile.
+BESIDE=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-beside.XXXXXX")
+declare -A BESIDE_PID
+beside() {
+	local name=$1 after=$2 f=$BESIDE/$1
+	shift 2
+	(
+		if [ -n "$after" ]; then
+			while [ ! -e "$BESIDE/$after.end" ]; do sleep 1; done
+		fi
+		t0=$SECONDS
+		"${LB[@]}" "$@" </dev/null >"$f.out" 2>&1
+		echo "$? $((SECONDS - t0))" >"$f.end.new"
+		mv -f "$f.end.new" "$f.end"
+	) &
+	BESIDE_PID[$name]=$!
+}
+
+# joined NAME: wait for a stage beside started, then print and count its
+# output as run does, in the stages' order.
+joined() {
+	local name=$1 f=$BESIDE/$1 rc=1 secs=0 f0=$H_FAIL
+	wait "${BESIDE_PID[$name]}"
+	[ -s "$f.end" ] && read -r rc secs <"$f.end"
+	cp "$f.out" "$OUT" 2>/dev/null || : >"$OUT"
+	tap_filter <"$OUT"
+	stage_end "$name" "$rc" "$f0" "$secs"
 }
 
 shopt -s nullglob
@@ -197,7 +241,6 @@ if [ ! -x "$ASAN_BUILD/ptimer" ]; then
 else
 	SAN_LOG=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-san.XXXXXX")
 	chmod 1777 "$SAN_LOG"	# the e2e suite also runs ptimer unprivileged
-	trap 'rm -f "$OUT"; rm -rf "$SAN_LOG"' EXIT
 	SAN_ENV=(env "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:log_path=$SAN_LOG/asan"
 		"UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:log_path=$SAN_LOG/ubsan")
 	for prog in "${asan_units[@]}"; do
@@ -206,7 +249,7 @@ else
 	done
 	echo "# test/e2e.sh $ASAN_BUILD (ASan, UBSan)"
 	run asan-e2e "${SAN_ENV[@]}" bash test/e2e.sh "$ASAN_BUILD"
-	nrep=0 f0=$H_FAIL
+	nrep=0 f0=$H_FAIL san_t0=$SECONDS
 	for rep in "$SAN_LOG"/*; do
 		cat "$rep"
 		# Warnings alone ("ASan is ignoring requested ...") are shown, not counted.
@@ -215,18 +258,19 @@ else
 		nrep=$((nrep + 1))
 	done
 	[ "$nrep" -eq 0 ] && pass "sanitizers: no ASan or UBSan report from the unit and e2e suites"
-	stage_done sanitizers "$f0"
+	stage_done sanitizers "$f0" $((SECONDS - san_t0))
 fi
 
 # ---- the kernel matrix ---------------------------------------------------------
 # test/qemu/matrix.sh: the end-to-end suite inside Debian's 6.1, 6.12 and
-# newest (7.x) kernels, booted under qemu (a few minutes; kernels are fetched
-# once and cached).  PTIMER_MATRIX=0 leaves it out (one SKIP line).
+# newest (7.x) kernels and the slice kernel, booted under qemu (a few
+# minutes; kernels are fetched once and cached), two guests at once
+# (PTIMER_MATRIX_JOBS).  PTIMER_MATRIX=0 leaves it out (one SKIP line).
 if [ "${PTIMER_MATRIX:-1}" = 0 ]; then
 	skipped_stage kernel-matrix "PTIMER_MATRIX=0"
 else
 	echo "# test/qemu/matrix.sh $BUILD"
-	run kernel-matrix bash test/qemu/matrix.sh "$BUILD"
+	run kernel-matrix env PTIMER_MATRIX_JOBS="${PTIMER_MATRIX_JOBS:-2}" bash test/qemu/matrix.sh "$BUILD"
 fi
 # The same guest suite on Debian's arm64 kernels under qemu-system-aarch64,
 # with what the cross stage built into build-arm64 (`make ARCH=arm64`), or
@@ -253,57 +297,80 @@ else
 	echo "# test/criu/suite.sh check"
 	run criu bash test/criu/suite.sh check
 fi
+# ---- the criu guests, two at a time ------------------------------------------
+# Each a qemu guest of one vCPU under TCG, one host core: two lanes of
+# them run at once (beside), and their output comes in this order (joined).
+# GUEST_WHY[NAME]: why the stage is skipped; GUEST_CMD[NAME]: its command
+# line, for the log.
+GUESTS=(criu-arm64 criu-guest-trixie criu-guest-sid criu-guest-slice criu-guest-slice-dev slice-move)
+declare -A GUEST_WHY GUEST_CMD
+LANE_A= LANE_B=	# the last stage started in each lane
+# guest NAME LANE COMMAND...: NAME beside, after the lane's last stage
+guest() {
+	local name=$1 lane=$2
+	shift 2
+	GUEST_CMD[$name]="$*"
+	beside "$name" "${!lane}" "$@"
+	printf -v "$lane" %s "$name"
+}
+SKIP_GUEST=
+[ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_CRIU_GUEST:-}" ] && SKIP_GUEST="PTIMER_SKIP_CRIU or PTIMER_SKIP_CRIU_GUEST is set"
+NO_SLICE=
+[ "$(uname -m)" != x86_64 ] && NO_SLICE="the slice kernel is built for x86_64; this host is $(uname -m)"
+
 # test/criu/arm64.sh: sid's arm64 criu with the plugin, on what the cross
 # stage built (ARM64_BUILD, as for the arm64 matrix), inside sid's arm64
 # kernel under qemu-system-aarch64 (its own SKIP when something else is
 # missing).  PTIMER_SKIP_CRIU=1 or PTIMER_SKIP_CRIU_ARM64=1 leave it out.
 if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_CRIU_ARM64:-}" ]; then
-	skipped_stage criu-arm64 "PTIMER_SKIP_CRIU or PTIMER_SKIP_CRIU_ARM64 is set"
+	GUEST_WHY[criu-arm64]="PTIMER_SKIP_CRIU or PTIMER_SKIP_CRIU_ARM64 is set"
 elif [ -z "$ARM64_BUILD" ]; then
-	skipped_stage criu-arm64 "the cross stage did not build build-arm64 (its SKIP or FAIL above says why)"
+	GUEST_WHY[criu-arm64]="the cross stage did not build build-arm64 (its SKIP or FAIL above says why)"
 else
-	echo "# test/criu/arm64.sh $ARM64_BUILD"
-	run criu-arm64 bash test/criu/arm64.sh "$ARM64_BUILD"
+	guest criu-arm64 LANE_B bash test/criu/arm64.sh "$ARM64_BUILD"
 fi
 # test/criu/guest.sh amd64: criu 4.1.1 and 4.2.1 with the plugin and alone,
 # in sid's amd64 kernel under qemu-system-x86_64, for what this host's
 # kernel cannot do: lazy pages and pre-dump (soft-dirty, userfaultfd).
-for s in trixie sid; do
-	if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_CRIU_GUEST:-}" ]; then
-		skipped_stage "criu-guest-$s" "PTIMER_SKIP_CRIU or PTIMER_SKIP_CRIU_GUEST is set"
-	else
-		echo "# test/criu/guest.sh amd64 $s $BUILD"
-		run "criu-guest-$s" bash test/criu/guest.sh amd64 "$s" "$BUILD"
-	fi
-done
 # test/criu/guest.sh amd64-slice: criu 4.2.1 and criu-dev (the criu stage
 # built it) with the plugin and alone on the kernel built with rseq
 # time-slice extensions (test/qemu/slice-kernel.sh): threads granted
 # extensions before the dump and after the restore.
-for s in sid criu-dev; do
-	st=criu-guest-slice
-	[ "$s" = criu-dev ] && st=criu-guest-slice-dev
-	if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_CRIU_GUEST:-}" ]; then
-		skipped_stage "$st" "PTIMER_SKIP_CRIU or PTIMER_SKIP_CRIU_GUEST is set"
-	elif [ "$(uname -m)" != x86_64 ]; then
-		skipped_stage "$st" "the slice kernel is built for x86_64; this host is $(uname -m)"
+# test/criu/slice-move.sh: slice checkpoints moved between kernels for real
+# (stock 7.2 -> slice kernel -> stock 7.2 and 6.12), `ptimer restore` and
+# criu 4.2.1 with the plugin, --rseq-slice auto, require and off.  The
+# steps that need sid's root on stock 7.2 or on the slice kernel run in
+# those boots (guest.sh PTIMER_GUEST_MORE_CASES), not in boots of their
+# own: criu-guest-sid dumps on stock 7.2, criu-guest-slice restores that
+# and dumps, and the slice-move stage boots stock 7.2 and 6.12 to restore
+# (test/criu/slice-move.sh PTIMER_SLICE_MOVE_FROM): one lane.
+if [ -n "$SKIP_GUEST" ]; then
+	for n in "${GUESTS[@]}"; do
+		[ "$n" = criu-arm64 ] || GUEST_WHY[$n]=$SKIP_GUEST
+	done
+elif [ -n "$NO_SLICE" ]; then
+	guest criu-guest-trixie LANE_B bash test/criu/guest.sh amd64 trixie "$BUILD"
+	guest criu-guest-sid LANE_A bash test/criu/guest.sh amd64 sid "$BUILD"
+	GUEST_WHY[criu-guest-slice]=$NO_SLICE GUEST_WHY[criu-guest-slice-dev]=$NO_SLICE GUEST_WHY[slice-move]=$NO_SLICE
+else
+	SM_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-slice-move.XXXXXX")
+	guest criu-guest-sid LANE_A env PTIMER_GUEST_MORE_CASES=slice_move:dump:stock \
+		PTIMER_GUEST_CARRY_OUT="$SM_DIR/from-stock" bash test/criu/guest.sh amd64 sid "$BUILD"
+	guest criu-guest-trixie LANE_B bash test/criu/guest.sh amd64 trixie "$BUILD"
+	guest criu-guest-slice LANE_A env "PTIMER_GUEST_MORE_CASES=slice_move:restore:stock slice_move:dump:slice" \
+		PTIMER_GUEST_CARRY_IN="$SM_DIR/from-stock" PTIMER_GUEST_CARRY_OUT="$SM_DIR/from-slice" \
+		bash test/criu/guest.sh amd64-slice sid "$BUILD"
+	guest criu-guest-slice-dev LANE_B bash test/criu/guest.sh amd64-slice criu-dev "$BUILD"
+	guest slice-move LANE_A env PTIMER_SLICE_MOVE_FROM="$SM_DIR" bash test/criu/slice-move.sh "$BUILD"
+fi
+for n in "${GUESTS[@]}"; do
+	if [ -n "${GUEST_WHY[$n]:-}" ]; then
+		skipped_stage "$n" "${GUEST_WHY[$n]}"
 	else
-		echo "# test/criu/guest.sh amd64-slice $s $BUILD"
-		run "$st" bash test/criu/guest.sh amd64-slice "$s" "$BUILD"
+		echo "# ${GUEST_CMD[$n]}"
+		joined "$n"
 	fi
 done
-# test/criu/slice-move.sh: slice checkpoints moved between kernels for real,
-# in four guests (stock 7.2 -> slice kernel -> stock 7.2 and 6.12),
-# `ptimer restore` and criu 4.2.1 with the plugin, --rseq-slice auto,
-# require and off.
-if [ -n "${PTIMER_SKIP_CRIU:-}${PTIMER_SKIP_CRIU_GUEST:-}" ]; then
-	skipped_stage slice-move "PTIMER_SKIP_CRIU or PTIMER_SKIP_CRIU_GUEST is set"
-elif [ "$(uname -m)" != x86_64 ]; then
-	skipped_stage slice-move "the slice kernel is built for x86_64; this host is $(uname -m)"
-else
-	echo "# test/criu/slice-move.sh $BUILD"
-	run slice-move bash test/criu/slice-move.sh "$BUILD"
-fi
 # test/containers/suite.sh: runc, crun and podman with the plugin's .deb in
 # roots of their own, the trixie -> sid moves, and the install on Debian 12,
 # 13 and sid (test/containers/install.sh).

@@ -39,6 +39,7 @@
 #   PTIMER_ARM64_KERNEL       an arm64 kernel Image to boot instead of sid's
 #   PTIMER_NAME_CRIU_FAULT    CRIU_FAULT for criu in the guest (unset)
 # and, for a guest that is one step of a move (test/criu/slice-move.sh):
+#   PTIMER_GUEST_MORE_CASES   cases run after the ARCH's own
 #   PTIMER_GUEST_KERNEL       amd64: the kernel to boot, "slice" or a Debian
 #                             suite's (trixie: 6.12), instead of the ARCH's
 #   PTIMER_GUEST_NAME         the name of the checks, instead of criu-SUITE-...
@@ -88,6 +89,9 @@ amd64)
 	echo "usage: guest.sh arm64|amd64 trixie|sid, or amd64-slice trixie|sid|criu-dev [BUILD]" >&2
 	exit 2 ;;
 esac
+# cases after the ARCH's own: steps of test/criu/slice-move.sh that
+# test/run.sh has this boot run beside them
+[ -n "${PTIMER_GUEST_MORE_CASES:-}" ] && CASES="$CASES $PTIMER_GUEST_MORE_CASES"
 NAME=${PTIMER_GUEST_NAME:-$NAME}
 KSEL=
 if [ -n "${PTIMER_GUEST_KERNEL:-}" ]; then

@@ -17,6 +17,10 @@
 # A guest that cannot be had (root, kernel, qemu) is guest.sh's FAIL.
 # PTIMER_SLICE_MOVE_DIR: keep what each step carried there (from-stock,
 # from-slice: the images, the states the process reported, its timers).
+# PTIMER_SLICE_MOVE_FROM: a directory where other boots already ran steps 1
+# and 2 (test/run.sh has criu-guest-sid dump and criu-guest-slice restore
+# and dump, guest.sh PTIMER_GUEST_MORE_CASES): only steps 3 and 4 boot,
+# from its from-slice.
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -24,7 +28,7 @@ top=$(cd "$here/../.." && pwd)
 B=${1:-$top/build}
 . "$top/test/lib/harness.sh"
 
-plan 4
+if [ -n "${PTIMER_SLICE_MOVE_FROM:-}" ]; then plan 2; else plan 4; fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/ptimer-slice-move.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP
@@ -42,11 +46,15 @@ step() {
 	if [ "$H_FAIL" -eq "$f0" ]; then echo "ok $k $name"; else echo "not ok $k $name"; fi
 }
 
-C=${PTIMER_SLICE_MOVE_DIR:-$TMP}
-rm -rf "$C/from-stock" "$C/from-slice"
-mkdir -p "$C/from-stock" "$C/from-slice"
-step 1 slice-move-stock-dump sid "" "$C/from-stock" slice_move:dump:stock
-step 2 slice-move-slice slice "$C/from-stock" "$C/from-slice" slice_move:restore:stock slice_move:dump:slice
-step 3 slice-move-stock-restore sid "$C/from-slice" "" slice_move:restore:slice
-step 4 slice-move-6.12 trixie "$C/from-slice" "" slice_move:restore:slice
+if [ -n "${PTIMER_SLICE_MOVE_FROM:-}" ]; then
+	C=$PTIMER_SLICE_MOVE_FROM k=0
+else
+	C=${PTIMER_SLICE_MOVE_DIR:-$TMP} k=2
+	rm -rf "$C/from-stock" "$C/from-slice"
+	mkdir -p "$C/from-stock" "$C/from-slice"
+	step 1 slice-move-stock-dump sid "" "$C/from-stock" slice_move:dump:stock
+	step 2 slice-move-slice slice "$C/from-stock" "$C/from-slice" slice_move:restore:stock slice_move:dump:slice
+fi
+step $((k + 1)) slice-move-stock-restore sid "$C/from-slice" "" slice_move:restore:slice
+step $((k + 2)) slice-move-6.12 trixie "$C/from-slice" "" slice_move:restore:slice
 totals slice-move
