@@ -19,7 +19,11 @@
  *   something to read inside the process; none: no timers (a restore target).
  *
  * Writes DIR/counts ("aborts A lost L iters I", every 20 ms, by a reporter
- * thread) and DIR/ready once looping.  Prints "SKIP ..." and exits 0 when
+ * thread) and DIR/ready once looping.  The reporter also sends the looping
+ * thread a signal each round (an empty SIGUSR2 handler): delivering it inside
+ * the section aborts it, so aborts grow at a known rate while the thread runs
+ * with its rseq area registered, not only when the machine is busy enough to
+ * preempt it.  Prints "SKIP ..." and exits 0 when
  * glibc registered no rseq area.
  */
 #include <fcntl.h>
@@ -46,6 +50,7 @@ struct counts {
 static struct counts c;
 static const char *dir;
 static volatile int looping;
+static volatile pid_t looper_tid;
 
 static struct rseq *my_rseq(void)
 {
@@ -65,6 +70,7 @@ static void __attribute__((noreturn)) loop_in_section(void)
 {
 	struct rseq *rs = my_rseq();
 
+	looper_tid = gettid();
 	looping = 1;
 #if defined(__x86_64__)
 	__asm__ __volatile__(
@@ -153,6 +159,8 @@ static void *reporter(void *arg)
 			perror("counts");
 			exit(1);
 		}
+		/* a failure here shows as aborts that do not grow */
+		tgkill(getpid(), looper_tid, SIGUSR2);
 		usleep(20000);
 	}
 	return NULL;
@@ -176,8 +184,14 @@ static void make_timers(void)
 	}
 }
 
+static void on_usr2(int sig)
+{
+	(void)sig;
+}
+
 int main(int argc, char **argv)
 {
+	struct sigaction sa = { .sa_handler = on_usr2, .sa_flags = SA_RESTART };
 	pthread_t th;
 
 	if (argc < 3 || (strcmp(argv[1], "main") && strcmp(argv[1], "exited"))) {
@@ -189,6 +203,10 @@ int main(int argc, char **argv)
 	if (!__rseq_size || my_rseq()->cpu_id == (uint32_t)RSEQ_CPU_ID_REGISTRATION_FAILED) {
 		printf("SKIP glibc registered no rseq area\n");
 		return 0;
+	}
+	if (sigaction(SIGUSR2, &sa, NULL)) {
+		perror("sigaction");
+		return 1;
 	}
 	if (argc < 4 || strcmp(argv[3], "none"))
 		make_timers();
