@@ -52,10 +52,40 @@ static int make_timer(int signo, long ns, long interval_ns, pid_t tid, timer_t *
 	return timer_create(CLOCK_MONOTONIC, &ev, tm) || timer_settime(*tm, 0, &its, NULL);
 }
 
+static long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * The earliest CLOCK_MONOTONIC ns at which periodic timer id can queue a
+ * fresh expiry: while its own signal waits the timer is not rearmed, and
+ * timer_gettime() forwards it past now on its period's grid
+ * (kernel/time/posix-timers.c common_timer_get()); dequeuing the signal
+ * rearms it on the same grid.  A signal of the timer taken before that
+ * instant was queued before any fresh expiry: a second one is a copy.  0
+ * when unknown (no such timer).  A target stalled past it (a loaded
+ * machine) cannot tell a copy from a fresh expiry, and counts the later
+ * ones as fresh.
+ */
+static long long next_expiry_ns(int id)
+{
+	struct itimerspec cur;
+	long long t = mono_ns();
+
+	if (timer_gettime((timer_t)(long)id, &cur))
+		return 0;
+	return t + cur.it_value.tv_sec * 1000000000LL + cur.it_value.tv_nsec;
+}
+
 int main(int argc, char **argv)
 {
 	int ids[4] = { -1, -1, -1, -1 }, once = 0, queued = 0, periodic = 0, later = 0;
 	int t_queued = 0, t_periodic = 0, kept = 0;
+	long long e1, e3;
 	struct timespec end, now;
 	char path[4096];
 	sigset_t set;
@@ -119,18 +149,34 @@ int main(int argc, char **argv)
 	tst_plan(strcmp(argv[1], "criu") ? 6 : 7);
 	/* what is queued once the periodic timer had time to expire again */
 	nanosleep(&(struct timespec){ 0, 250000000 }, NULL);
+	e1 = next_expiry_ns(ids[1]);
+	e3 = next_expiry_ns(ids[3]);
 	for (;;) {
 		siginfo_t si;
+		long long t;
 
 		if (sigtimedwait(&set, &si, &(struct timespec){ 0, 0 }) < 0)
 			break;
+		t = mono_ns();
 		kept += si.si_code == SI_QUEUE && si.si_signo == SIGRTMIN + 1 && si.si_value.sival_int == 7;
 		if (si.si_code != SI_TIMER)
 			continue;
 		once += si.si_timerid == ids[0] && si.si_signo == SIGRTMIN;
-		queued += si.si_timerid == ids[1] && si.si_signo == SIGRTMIN + 1;
 		later += si.si_timerid == ids[2];
-		t_queued += si.si_timerid == ids[3] && si.si_signo == SIGRTMIN + 2;
+		/* the first is the timer's own; one after it a copy, unless it
+		 * may be a fresh expiry */
+		if (si.si_timerid == ids[1] && si.si_signo == SIGRTMIN + 1) {
+			if (!queued || t < e1)
+				queued++;
+			else
+				periodic++;
+		}
+		if (si.si_timerid == ids[3] && si.si_signo == SIGRTMIN + 2) {
+			if (!t_queued || t < e3)
+				t_queued++;
+			else
+				t_periodic++;
+		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	end.tv_nsec += 300000000;
