@@ -20,6 +20,7 @@
 #include "core/caps.h"
 #include "core/log.h"
 #include "core/proc_timers.h"
+#include "core/util.h"
 #include "lib/procfs.h"
 #include "restorer/host/inject.h"
 
@@ -414,6 +415,36 @@ int ptimer_task_release(struct ptimer_task *t)
 	t->tids = t->vtids = NULL;
 	t->seized = NULL;
 	t->n_threads = 0;
+	return left;
+}
+
+int ptimer_task_kill(pid_t pid, int timeout_ms)
+{
+	pid_t *tids = NULL;
+	int n = ptimer_proc_threads(pid, &tids), left = 0;
+	uint64_t end = ptimer_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+
+	kill(pid, SIGKILL);
+	for (int i = 0; i < n; i++)
+		if (tids[i] != pid)
+			tids[left++] = tids[i];
+	while (left) {
+		int st, k = 0;
+
+		for (int i = 0; i < left; i++) {
+			pid_t r = waitpid(tids[i], &st, __WALL | WNOHANG);
+
+			/* 0: not dead yet; ECHILD: reaped, or not ours */
+			if (r == 0 || (r < 0 && errno == EINTR))
+				tids[k++] = tids[i];
+		}
+		left = k;
+		if (!left || ptimer_now_ns() > end)
+			break;
+		usleep(1000);
+	}
+	if (n > 0)
+		free(tids);
 	return left;
 }
 

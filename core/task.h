@@ -74,6 +74,20 @@ int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err);
 int ptimer_task_release(struct ptimer_task *t);
 
 /*
+ * ptimer_task_kill - SIGKILL process pid, whose threads the caller traces
+ * (criu, or ptimer after ptimer_task_seize), and reap its threads other
+ * than the leader within timeout_ms (ms): a traced thread that dies stays a
+ * zombie until its tracer waits for it with __WALL.  They are reaped in the
+ * order they die, none waited for by name: in a pid namespace's init the
+ * last thread to exit waits in zap_pid_ns_processes()
+ * (kernel/pid_namespace.c) until every other pid of the namespace is freed,
+ * the other threads' zombies included, so a blocking wait for it first
+ * would never return.  The leader is left to its parent's wait.  Returns
+ * how many threads were still not reaped at the timeout, 0 normally.
+ */
+int ptimer_task_kill(pid_t pid, int timeout_ms);
+
+/*
  * ptimer_task_gone - ret, unless ret is an error and process pid has no
  * live thread left (every thread gone, a zombie, in do_exit() or with
  * SIGKILL pending: ptimer_thread_exiting()): then -ESRCH, with err saying

@@ -40,30 +40,6 @@
 #include "lib/procfs.h"
 #include "plugin/plugin.h"
 
-/*
- * Kill a task criu holds and reap its threads other than the leader.  A
- * traced thread that dies stays a zombie until its tracer (criu, whose
- * process this code runs in) waits for it with __WALL; criu's detach loop
- * stops at the dead leader and its wait for the root task has no __WALL
- * (criu/cr-restore.c, 4.2 and criu-dev), so a multi-threaded root would
- * never finish exiting and criu would wait for ever.
- */
-static void kill_task(pid_t pid)
-{
-	pid_t *tids = NULL;
-	int n = ptimer_proc_threads(pid, &tids);
-
-	kill(pid, SIGKILL);
-	for (int i = 0; i < n; i++) {
-		int st;
-
-		if (tids[i] != pid)
-			while (waitpid(tids[i], &st, __WALL) < 0 && errno == EINTR)
-				;
-	}
-	free(tids);
-}
-
 static bool pidns_ino(pid_t pid, ino_t *ino)
 {
 	char path[64];
@@ -228,9 +204,17 @@ static int complete_task(struct ptimer_task *t, const struct planned *p, const s
 /* A task ptimer could not complete: killed, said in one line. */
 static int failed(pid_t pid, pid_t vpid, int ret, const struct ptimer_err *err)
 {
+	int left;
+
 	ptimer_log(PTIMER_LOG_ERROR, "task %d (vpid %d): %s; killing the task so that the restore fails rather "
 		   "than run without its timers", pid, vpid, err->msg);
-	kill_task(pid);
+	/* criu's detach loop stops at the dead leader and its wait for the
+	 * root task has no __WALL (criu/cr-restore.c, 4.2 and criu-dev): the
+	 * killed task's other threads are ptimer's to reap, or a
+	 * multi-threaded root would never finish exiting */
+	left = ptimer_task_kill(pid, 10000);
+	if (left)
+		ptimer_log(PTIMER_LOG_WARN, "task %d: %d of its threads not reaped 10 s after SIGKILL", pid, left);
 	return ret < 0 ? ret : -EIO;
 }
 
