@@ -826,10 +826,12 @@ inc_host_back() {
 	local c
 	inc_sweep
 	rmdir /sys/fs/cgroup/lxc.pivot 2>/dev/null
+	[ -f "$IN/subtree_control" ] || return 0
 	for c in $(cat /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null); do
 		grep -qw -- "$c" "$IN/subtree_control" 2>/dev/null || echo "-$c" >/sys/fs/cgroup/cgroup.subtree_control ||
 			fail incus/host "cannot disable $c in the host's cgroup2 root, which liblxc enabled"
 	done
+	rm -f "$IN/subtree_control"
 }
 
 # inc_start: both daemons up, each with a dir storage pool and a default
@@ -847,8 +849,14 @@ inc_start() {
 		fail incus/cgroup2 "cannot mount cgroup2 on /sys/fs/cgroup (liblxc 7 needs it)"
 		return 1
 	fi
-	inc_sweep
 	mkdir -p "$IN"
+	# a run killed before inc_stop left what liblxc enabled, and its
+	# record of the root as it found it (inc_host_back removes it)
+	if [ -f "$IN/subtree_control" ]; then
+		inc_host_back
+	else
+		inc_sweep
+	fi
 	cat /sys/fs/cgroup/cgroup.subtree_control >"$IN/subtree_control"
 	for d in uid gid; do
 		grep -q '^root:' "/etc/sub$d" 2>/dev/null || echo 'root:1000000:1000000000' >>"/etc/sub$d"
