@@ -138,7 +138,7 @@ static int run_op(const struct ptimer_task *t, pid_t tid, uint32_t op, struct pt
 	a->op = op;
 	a->n_timers = n;
 	a->look_ns = look_ns;
-	ret = ptimer_blob_open(&b, tid, n, 0, t->owns_waits, err);
+	ret = ptimer_blob_open(&b, tid, n, 0, ptimer_task_blob_flags(t), err);
 	if (ret)
 		return ret;
 	ret = ptimer_blob_load(b, timers, NULL, err);
@@ -173,7 +173,7 @@ static int requeue(const struct ptimer_task *t, pid_t tid, const uint64_t info[1
 	long res = 0;
 	int ret, r;
 
-	ret = ptimer_blob_open(&b, tid, 1, 0, t->owns_waits, err);
+	ret = ptimer_blob_open(&b, tid, 1, 0, ptimer_task_blob_flags(t), err);
 	if (ret)
 		return ret;
 	ret = ptimer_blob_data_rw(b, 0, (void *)info, 16 * sizeof(*info), true, err);

@@ -173,7 +173,7 @@ static int mend_queue(const struct ptimer_task *t, const struct ptimer_image *im
 	bool *dropped = NULL;
 	int ret, r;
 
-	ret = ptimer_blob_open(&b, m->tid, 4, 0, t->owns_waits, err);
+	ret = ptimer_blob_open(&b, m->tid, 4, 0, ptimer_task_blob_flags(t), err);
 	if (ret)
 		return ret;
 	data = ptimer_blob_data(b, &room);
@@ -251,7 +251,7 @@ static int expire_now(const struct ptimer_task *t, const struct ptimer_image *im
 	size_t room;
 	int ret, r;
 
-	ret = ptimer_blob_open(&b, ptimer_task_runner(t), 4, 0, t->owns_waits, err);
+	ret = ptimer_blob_open(&b, ptimer_task_runner(t), 4, 0, ptimer_task_blob_flags(t), err);
 	if (ret)
 		return ret;
 	data = ptimer_blob_data(b, &room);

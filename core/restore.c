@@ -682,7 +682,7 @@ static void delete_made(const struct ptimer_task *t, const struct ptimer_timer *
 	struct ptimer_blob_args a = { .op = PTIMER_OP_ROLLBACK, .n_timers = n, .n_created = n };
 	struct ptimer_blob *b;
 
-	if (!n || ptimer_blob_open(&b, ptimer_task_runner(t), n, 0, t->owns_waits, NULL))
+	if (!n || ptimer_blob_open(&b, ptimer_task_runner(t), n, 0, ptimer_task_blob_flags(t), NULL))
 		goto failed;
 	if (ptimer_blob_load(b, w, NULL, NULL) || ptimer_blob_call(b, &a, NULL) || a.result) {
 		ptimer_blob_close(b, NULL);
@@ -717,7 +717,7 @@ static int run_clock_groups(struct restore_run *r, uint32_t *made, struct ptimer
 		while (i < r->n && clock_host(r->t, &r->w[i]) == h)
 			i++;
 		a.n_timers = i - first;
-		ret = ptimer_blob_open(&b, h, a.n_timers, 0, r->t->owns_waits, err);
+		ret = ptimer_blob_open(&b, h, a.n_timers, 0, ptimer_task_blob_flags(r->t), err);
 		if (ret)
 			break;
 		ret = ptimer_blob_load(b, r->w + first, NULL, err);
@@ -925,7 +925,7 @@ static int put_pdeath(struct ptimer_task *t, struct ptimer_blob *b, int sig, str
 	if (ptimer_task_runner(t) != t->pid)
 		return 0;	/* the leader has exited: no child gets its signal */
 	if (!b) {
-		ret = ptimer_blob_open(&own, t->pid, 0, 0, t->owns_waits, err);
+		ret = ptimer_blob_open(&own, t->pid, 0, 0, ptimer_task_blob_flags(t), err);
 		if (ret)
 			return ret;
 		b = own;
@@ -976,7 +976,7 @@ int ptimer_restore_task(struct ptimer_task *t, const struct ptimer_image *img,
 		goto out;
 
 	t1 = ptimer_now_ns();
-	ret = ptimer_blob_open(&r.b, ptimer_task_runner(t), r.n, r.n_occ, t->owns_waits, err);
+	ret = ptimer_blob_open(&r.b, ptimer_task_runner(t), r.n, r.n_occ, ptimer_task_blob_flags(t), err);
 	if (ret)
 		goto out;
 	ret = ptimer_blob_load(r.b, r.w, r.occ, err);
@@ -1058,7 +1058,7 @@ int ptimer_rebind_clock_timers(struct ptimer_task *t, const struct ptimer_image 
 		goto out;
 	qsort_r(r.w, r.n, sizeof(*r.w), cmp_clock_host, (void *)t);
 	/* the prctl first (GET changes nothing): without it nothing is deleted */
-	ret = ptimer_blob_open(&b, ptimer_task_runner(t), r.n, 0, t->owns_waits, err);
+	ret = ptimer_blob_open(&b, ptimer_task_runner(t), r.n, 0, ptimer_task_blob_flags(t), err);
 	if (!ret)
 		ret = ptimer_blob_load(b, r.w, NULL, err);
 	if (!ret)
@@ -1220,7 +1220,7 @@ int ptimer_replace_timers(struct ptimer_task *t, const struct ptimer_timer *with
 
 	if (!n)
 		return 0;
-	ret = ptimer_blob_open(&b, ptimer_task_runner(t), n, 0, t->owns_waits, err);
+	ret = ptimer_blob_open(&b, ptimer_task_runner(t), n, 0, ptimer_task_blob_flags(t), err);
 	if (ret)
 		return ret;
 	ret = ptimer_blob_load(b, with, NULL, err);

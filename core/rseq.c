@@ -89,7 +89,7 @@ static int real_slice(void *ctx, pid_t tid, bool owns_waits, uint32_t how, uint3
 	struct ptimer_blob *b = NULL;
 	int ret, r;
 
-	ret = ptimer_blob_open(&b, tid, 0, 0, owns_waits, err);
+	ret = ptimer_blob_open(&b, tid, 0, 0, owns_waits ? PTIMER_BLOB_OWNS_WAITS : 0, err);
 	if (ret)
 		return ret;
 	ret = ptimer_blob_call(b, &a, err);

@@ -394,6 +394,11 @@ int ptimer_task_adopt(struct ptimer_task *t, pid_t pid, struct ptimer_err *err)
 	return task_finish(t, ret, false, err);
 }
 
+unsigned int ptimer_task_blob_flags(const struct ptimer_task *t)
+{
+	return (t->owns_waits ? PTIMER_BLOB_OWNS_WAITS : 0) | (t->dies_with_tracer ? PTIMER_BLOB_DIES_WITH_TRACER : 0);
+}
+
 int ptimer_task_release(struct ptimer_task *t)
 {
 	int left = 0;

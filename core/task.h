@@ -29,7 +29,16 @@ struct ptimer_task {
 	bool owns_waits;	/* seized by ptimer (ptimer_task_seize), which owns
 				   its threads' wait events; false when adopted
 				   from another tracer (criu) */
+	bool dies_with_tracer;	/* adopted, and every thread has
+				   PTRACE_O_EXITKILL and PTRACE_O_TRACESYSGOOD
+				   (set by the caller) */
 };
+
+/*
+ * ptimer_task_blob_flags - ptimer_blob_open's flags for t's threads
+ * (restorer/host/inject.h): PTIMER_BLOB_OWNS_WAITS, PTIMER_BLOB_DIES_WITH_TRACER.
+ */
+unsigned int ptimer_task_blob_flags(const struct ptimer_task *t);
 
 /*
  * ptimer_task_runner - the host tid of t's thread that ptimer runs code in:

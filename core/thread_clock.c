@@ -49,7 +49,7 @@ static int set_each(const struct ptimer_task *t, const struct ptimer_timer *look
 		its[i].it_interval.tv_nsec = look[i].it_interval.nsec;
 		its[i].it_value.tv_sec = arm ? LOOK_SEC : 0;
 	}
-	ret = ptimer_blob_open(&b, ptimer_task_runner(t), k, 0, t->owns_waits, err);
+	ret = ptimer_blob_open(&b, ptimer_task_runner(t), k, 0, ptimer_task_blob_flags(t), err);
 	if (ret) {
 		free(its);
 		return ret;

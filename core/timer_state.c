@@ -29,7 +29,7 @@ int ptimer_read_timer_state_in(const struct ptimer_task *t, pid_t tid, struct pt
 	got = calloc(n, sizeof(*got));
 	if (!got)
 		return ptimer_errf(err, ENOMEM, "out of memory for %u timers", n);
-	ret = ptimer_blob_open(&b, tid, n, 0, t->owns_waits, err);
+	ret = ptimer_blob_open(&b, tid, n, 0, ptimer_task_blob_flags(t), err);
 	if (ret)
 		goto out;
 	ret = ptimer_blob_load(b, timers, NULL, err);

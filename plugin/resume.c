@@ -12,11 +12,12 @@
  *
  * Until then every held task has pdeath_sig SIGKILL (plan.c), so a criu
  * killed before the first call takes the whole tree with it.  For the
- * call itself each held task is set PTRACE_O_EXITKILL (Linux 3.8; criu,
- * whose process this is, is the tracer): a criu killed while ptimer works
- * still takes the whole tree, though some tasks have their own signal
- * back already.  The option goes again at the end, so that a criu killed
- * in its own detach loop leaves the tree as criu alone would.  A task
+ * call itself every thread of each held task is set PTRACE_O_EXITKILL
+ * (Linux 3.8; criu, whose process this is, is the tracer): a criu killed
+ * while ptimer works still takes the whole tree, though some tasks have
+ * their own signal back already.  The option goes again at the end, so
+ * that a criu killed in its own detach loop leaves the tree as criu alone
+ * would.  A task
  * ptimer could not complete is killed, so that criu fails the restore
  * rather than let it run without its timers.
  */
@@ -60,25 +61,35 @@ static pid_t ppid_of(pid_t pid)
 }
 
 /*
- * PTRACE_O_EXITKILL on the task's leader (on) or off again, criu's own
- * options kept: PTRACE_O_TRACESYSGOOD and, for a task under seccomp,
+ * PTRACE_O_EXITKILL on every thread of the task (on) or off again, criu's
+ * own options kept: PTRACE_O_TRACESYSGOOD and, for a task under seccomp,
  * PTRACE_O_SUSPEND_SECCOMP (criu/cr-restore.c attach_to_tasks()), the
  * second set where the kernel lets criu (*opts loses it where it does
- * not).  Returns 0 or -errno.
+ * not).  Every thread: a dead tracer's tracees are detached one by one
+ * (kernel/ptrace.c exit_ptrace()), and one without the option, detached
+ * before its leader is killed, would run on for a moment with what ptimer
+ * left in its registers (inject.h, PTIMER_BLOB_DIES_WITH_TRACER).
+ * Returns 0 or the first -errno; every thread is tried.
  */
 static int exitkill(pid_t pid, bool on, unsigned long *opts)
 {
-	unsigned long o = *opts | (on ? PTRACE_O_EXITKILL : 0);
+	pid_t *tids = NULL;
+	int n = ptimer_proc_threads(pid, &tids), ret = n < 0 ? n : 0;
 
-	if (!ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)o))
-		return 0;
-	if (errno == EINVAL || errno == EPERM) {
-		*opts &= ~(unsigned long)PTRACE_O_SUSPEND_SECCOMP;
-		o &= ~(unsigned long)PTRACE_O_SUSPEND_SECCOMP;
-		if (!ptrace(PTRACE_SETOPTIONS, pid, NULL, (void *)o))
-			return 0;
+	for (int i = 0; i < n; i++) {
+		unsigned long o = *opts | (on ? PTRACE_O_EXITKILL : 0);
+		int r = ptrace(PTRACE_SETOPTIONS, tids[i], NULL, (void *)o) ? -errno : 0;
+
+		if (r == -EINVAL || r == -EPERM) {
+			*opts &= ~(unsigned long)PTRACE_O_SUSPEND_SECCOMP;
+			o &= ~(unsigned long)PTRACE_O_SUSPEND_SECCOMP;
+			r = ptrace(PTRACE_SETOPTIONS, tids[i], NULL, (void *)o) ? -errno : 0;
+		}
+		ret = ret ? ret : r;
 	}
-	return -errno;
+	if (n > 0)
+		free(tids);
+	return ret;
 }
 
 /*
@@ -256,6 +267,8 @@ int resume_tree(const struct plan *plan, const struct ptimer_plugin_conf *conf, 
 		if (ptimer_fault("resume-late"))
 			ret = ptimer_errf(&err, EIO, "injected failure in RESUME_DEVICES_LATE");
 		else if (!(ret = ptimer_task_adopt(&t, host[i], &err))) {
+			/* set so above: its syscalls need no stub (inject.h) */
+			t.dies_with_tracer = kills[i];
 			ret = complete_task(&t, p, conf, &err);
 			ptimer_task_release(&t);
 		}
@@ -263,7 +276,7 @@ int resume_tree(const struct plan *plan, const struct ptimer_plugin_conf *conf, 
 			ret = failed(host[i], p->vpid, ret, &err);
 	}
 	for (size_t i = 0; i < plan->n; i++)
-		if (kills[i])
+		if (plan->task[i].held && host[i])	/* on some threads, at least */
 			exitkill(host[i], false, &opts);
 	free(host);
 	free(kills);

@@ -13,6 +13,9 @@
  * runs; the blob runs in its own mapping.  Both end the same way
  * (restorer/abi.h): a notify signal the host takes as "done", and, when
  * there is no tracer any more, a return into the thread's own context.
+ * In a process that dies with its tracer the single syscalls run instead
+ * at the vDSO's syscall instruction, stopped at their entry and exit
+ * (insn_syscall: no stub written, no page of the process copied).
  * Nothing ever stops on a breakpoint trap (int3, brk): an untraced one kills
  * the process (criu's compel_run_at() and compel_syscall() do, which is why
  * ptimer does not use them).  Memory is copied with process_vm_writev/readv
@@ -72,6 +75,9 @@ struct ptimer_blob {
 	uint64_t sigmask;		/* the thread's own signal mask */
 	int notify_sig;			/* the blob's "done" signal */
 	uint64_t stub;			/* the syscall stub's address; 0: not placed */
+	uint64_t insn;			/* a syscall instruction of the vDSO that
+					   syscalls run at instead (blob_open's
+					   PTIMER_BLOB_DIES_WITH_TRACER); 0: none */
 	uint64_t mapped;		/* base is mapped (also before the code is in) */
 	bool owns_waits;		/* ptimer seized the process: reap its threads */
 	int seccomp;			/* Seccomp: of its status (2: a filter) */
@@ -557,6 +563,143 @@ static int remove_stub(struct ptimer_blob *b)
 }
 
 /*
+ * PTRACE_GET_SYSCALL_INFO's answer (struct ptrace_syscall_info,
+ * include/uapi/linux/ptrace.h, Linux 5.3): what it is stopped at.
+ */
+#define GET_SYSCALL_INFO	0x420e
+#define SYSCALL_INFO_ENTRY	1
+#define SYSCALL_INFO_EXIT	2
+struct syscall_info {
+	uint8_t op;
+	uint8_t pad[3];
+	uint32_t arch;
+	uint64_t instruction_pointer;
+	uint64_t stack_pointer;
+	union {
+		struct {
+			uint64_t nr;
+			uint64_t args[6];
+		} entry;
+		struct {
+			int64_t rval;
+			uint8_t is_error;
+		} exit;
+		char room[64];
+	};
+};
+
+static int syscall_info(pid_t tid, struct syscall_info *si)
+{
+	memset(si, 0, sizeof(*si));
+	return ptrace((enum __ptrace_request)GET_SYSCALL_INFO, tid, (void *)sizeof(*si), si) < 0 ? -errno : 0;
+}
+
+static int find_insn_one(const struct ptimer_proc_map *m, void *ctx)
+{
+	uint64_t *at = ctx;
+#if PTIMER_ARCH_SYSCALL_AT_INSN
+	const uint32_t insn = PTIMER_ARCH_SYSCALL_INSN;	/* little-endian */
+	struct ptimer_blob *b = (void *)at[1];
+	size_t len = m->end - m->start;
+	unsigned char *code;
+
+	if (strcmp(m->name, "[vdso]") || len > 64 * 1024 || !(code = malloc(len)))
+		return 0;
+	if (!vm_read(b, m->start, code, len, NULL))
+		for (size_t i = 0; i + PTIMER_ARCH_SYSCALL_INSN_LEN <= len && !at[0]; i++)
+			if (!memcmp(code + i, &insn, PTIMER_ARCH_SYSCALL_INSN_LEN))
+				at[0] = m->start + i;
+	free(code);
+#else
+	(void)m;
+	(void)at;
+#endif
+	return 1;
+}
+
+/* The first syscall instruction in the process's vDSO, when the kernel
+ * can say where a thread is stopped (syscall_info); else 0. */
+static uint64_t find_syscall_insn(struct ptimer_blob *b)
+{
+	uint64_t at[2] = { 0, (uint64_t)(uintptr_t)b };
+	struct syscall_info si;
+
+	if (!PTIMER_ARCH_SYSCALL_AT_INSN || syscall_info(b->tid, &si))
+		return 0;
+	maps_each(b, find_insn_one, at);
+	return at[0];
+}
+
+/*
+ * One syscall in the thread at b->insn: from the stop the thread is in, to
+ * the entry of that syscall at that instruction, then to its exit, where
+ * *ret is read (PTRACE_SYSCALL; PTRACE_O_TRACESYSGOOD marks those stops,
+ * syscall_info says which).  A stop signal that arrives meanwhile is
+ * passed on, as run_at does; any other stop is a fault, the thread's own
+ * context put back.  The thread stays at the exit stop, its registers ours
+ * (b->ours).
+ */
+static int insn_syscall(struct ptimer_blob *b, int nr, long *ret, const unsigned long args[6],
+			struct ptimer_err *err)
+{
+	uint64_t block = ~0ull & ~(1ull << (b->notify_sig - 1));
+	ptimer_arch_regs regs = b->regs;
+	bool entered = false;
+	int status, r, sig = 0;
+
+	ptimer_arch_stub_syscall(&regs, nr, args);
+	ptimer_arch_set_ip(&regs, b->insn);
+	ptimer_arch_no_restart(&regs);
+	r = b->ours ? ptimer_arch_set_regs(b->tid, &regs) : set_regs_mask(b->tid, &regs, block);
+	b->ours = true;
+	for (; !r;) {
+		struct syscall_info si;
+
+		if (ptrace(PTRACE_SYSCALL, b->tid, NULL, (void *)(long)sig) || !wait_tid(b->tid, &status)) {
+			r = -errno;
+			break;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			r = -ESRCH;
+			break;
+		}
+		sig = 0;
+		if (!WIFSTOPPED(status) || status >> 16)
+			continue;	/* a group-stop: run on */
+		if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
+			r = syscall_info(b->tid, &si);
+			/* the exit of a syscall it was stopped in: run on */
+			if (!r && si.op == SYSCALL_INFO_EXIT && !entered)
+				continue;
+			if (!r && si.op == SYSCALL_INFO_EXIT) {
+				*ret = (long)si.exit.rval;
+				return 0;
+			}
+			if (!r && si.op == SYSCALL_INFO_ENTRY && !entered && si.entry.nr == (uint64_t)nr &&
+			    si.instruction_pointer == b->insn + PTIMER_ARCH_SYSCALL_INSN_LEN) {
+				entered = true;
+				continue;
+			}
+		} else if (WSTOPSIG(status) == b->notify_sig) {
+			continue;	/* the process's own, queued before: ignored, as in run_at */
+		} else if (stop_signal(WSTOPSIG(status))) {
+			sig = WSTOPSIG(status);
+			continue;
+		}
+		if (r)
+			break;
+		/* anything else (a fault, another syscall, a SIGTRAP of its own) */
+		r = put_back(b);
+		b->ours = r != 0;
+		return ptimer_errf(err, EIO, "running a syscall in thread %d: it stopped with signal %d%s", b->tid,
+				   WSTOPSIG(status) & 0x7f, r ? "; its registers could not be put back" : "");
+	}
+	if (r == -ESRCH)
+		return explain_failure(b, "running a syscall", err);
+	return ptimer_errf(err, -r, "running a syscall in thread %d: %s", b->tid, strerror(-r));
+}
+
+/*
  * One syscall in the thread through the stub; *ret the kernel's answer.
  * mark_at != 0: the syscall is the mmap of the blob's area, and the stub
  * writes struct leftover_mark (size mark_size) at the new base + mark_at.
@@ -579,6 +722,8 @@ static int stub_syscall(struct ptimer_blob *b, int nr, long *ret, unsigned long 
 		*ret = -errno;
 		return 0;
 	}
+	if (b->insn)
+		return insn_syscall(b, nr, ret, args, err);
 	ptimer_arch_stub_mark(&regs, mark_at, mark_size);
 	ptimer_arch_set_ip(&regs, b->stub);
 	ptimer_arch_stub_syscall(&regs, nr, args);
@@ -759,7 +904,8 @@ static int save_thread(struct ptimer_blob *b, struct ptimer_err *err)
 
 /*
  * A mapping left by a ptimer that was killed is told by the mark in its
- * arguments page, written by the stub right after the mmap (entry.S): a
+ * arguments page, written by the stub right after the mmap (entry.S), or
+ * by the host where the syscall ran at the vDSO's instruction: a
  * magic, its own address and the size of the whole mapping.
  */
 #define LEFTOVER_MAGIC		"ptimer-restorer"
@@ -914,7 +1060,7 @@ static void remove_leftovers(struct ptimer_blob *b)
 }
 
 int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uint32_t n_occupied,
-		     bool owns_waits, struct ptimer_err *err)
+		     unsigned int flags, struct ptimer_err *err)
 {
 	size_t blob_len = (size_t)(ptimer_blob_end - ptimer_blob_start);
 	struct ptimer_blob *b;
@@ -927,7 +1073,7 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 		return ptimer_errf(err, ENOMEM, "out of memory");
 	b->tid = tid;
 	b->notify_sig = pick_notify_sig(b);	/* and b->tgid, from the same read */
-	b->owns_waits = owns_waits;
+	b->owns_waits = flags & PTIMER_BLOB_OWNS_WAITS;
 	b->n_timers = n_timers;
 	b->n_occupied = n_occupied;
 	b->code_size = PAGE_ALIGN(blob_len);
@@ -940,7 +1086,13 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	r = save_thread(b, err);
 	if (r)
 		goto fail;
-	r = place_stub(b, err);
+	/* a stub a killed ptimer left is zeroed by the stub's own way */
+	if ((flags & PTIMER_BLOB_DIES_WITH_TRACER) && !b->owns_waits && !stub_left(b))
+		b->insn = find_syscall_insn(b);
+	if (b->insn)
+		blob_log(PTIMER_BLOB_LOG_DEBUG, "thread %d: no stub, ptimer's syscalls run at the vDSO's syscall "
+			 "instruction at %#llx (the process dies with its tracer)", tid, (unsigned long long)b->insn);
+	r = b->insn ? 0 : place_stub(b, err);
 	if (r)
 		goto fail;
 	remove_leftovers(b);
@@ -952,7 +1104,7 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	 * own seize: criu suspends the filters of the tasks it restores),
 	 * which may kill or trap on a W+X mmap rather than refuse it.
 	 */
-	if (owns_waits && b->seccomp == 2) {
+	if (b->owns_waits && b->seccomp == 2) {
 		blob_log(PTIMER_BLOB_LOG_DEBUG, "thread %d: under a seccomp filter: code mapped RW, then R-X", tid);
 		wx = false;
 		r = 0;
@@ -982,6 +1134,14 @@ int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uin
 	b->timers += b->base;
 	b->occupied += b->base;
 	b->stack_top += b->base;
+	if (b->insn) {
+		/* the stub writes it itself (entry.S) */
+		struct leftover_mark m = { LEFTOVER_MAGIC, b->base, b->size };
+
+		r = vm_write(b, b->base + b->code_size + PTIMER_LEFTOVER_MARK_OFF, &m, sizeof(m), err);
+		if (r)
+			goto fail;
+	}
 
 	maps_forget(b);
 	r = vm_write(b, b->base, ptimer_blob_start, blob_len, err);

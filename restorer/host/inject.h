@@ -36,15 +36,32 @@ extern void (*ptimer_blob_log_fn)(int level, const char *msg);
  * was blocked in rewound to restart) and signal mask are saved first; inside
  * an rseq critical section it is moved to abort_ip (ptimer_rseq_cs_save).
  * The syscalls run through a stub in the zero padding of an executable
- * mapping.  Returns 0 or -errno with err set (-ENOSPC: no padding for the
- * stub); on failure nothing stays mapped.
- * owns_waits: the caller seized tid's process itself (core's
- * ptimer_task_seize) and owns its tracees' wait events, so threads that exit
- * while the blob runs are reaped here; false when another tracer holds them
- * (criu, for the plugin), whose wait events stay its own.
+ * mapping (but see PTIMER_BLOB_DIES_WITH_TRACER).  Returns 0 or -errno
+ * with err set (-ENOSPC: no padding for the stub); on failure nothing
+ * stays mapped.
+ * flags:
+ * PTIMER_BLOB_OWNS_WAITS: the caller seized tid's process itself (core's
+ *   ptimer_task_seize) and owns its tracees' wait events, so threads that
+ *   exit while the blob runs are reaped here; without it another tracer
+ *   holds them (criu, for the plugin), whose wait events stay its own.
+ * PTIMER_BLOB_DIES_WITH_TRACER: every thread of the process has
+ *   PTRACE_O_EXITKILL and PTRACE_O_TRACESYSGOOD, so that it is killed,
+ *   never detached alive, if its tracer dies (the plugin's held tasks,
+ *   plugin/resume.c).  Then no stub is written: each syscall
+ *   of ptimer's own runs at a syscall instruction of the vDSO, stopped at
+ *   its entry and exit (PTRACE_SYSCALL, PTRACE_GET_SYSCALL_INFO, Linux
+ *   5.3), where a tracer that dies leaves nothing running.  Writing the
+ *   stub breaks copy-on-write on a page the process has mapped, and the
+ *   TLB flush that takes makes the thread's next run several times slower
+ *   where the hypervisor keeps shadow page tables (x86_64 only; else, or
+ *   with no vDSO, the stub).
  */
+enum {
+	PTIMER_BLOB_OWNS_WAITS = 1,
+	PTIMER_BLOB_DIES_WITH_TRACER = 2,
+};
 int ptimer_blob_open(struct ptimer_blob **out, pid_t tid, uint32_t n_timers, uint32_t n_occupied,
-		     bool owns_waits, struct ptimer_err *err);
+		     unsigned int flags, struct ptimer_err *err);
 
 /*
  * ptimer_blob_load - copy timers[n_timers] and occupied[n_occupied] (may be
@@ -94,7 +111,8 @@ int ptimer_blob_data_rw(struct ptimer_blob *b, size_t off, void *buf, size_t len
 
 /*
  * ptimer_blob_syscall - one system call nr(args[0..5]) in the blob's
- * thread, through the syscall stub; pointers in args may point into
+ * thread, through the syscall stub (or at the vDSO's instruction, see
+ * ptimer_blob_open); pointers in args may point into
  * ptimer_blob_data.  The thread's registers and signal mask are put back
  * afterwards.  *ret: the kernel's answer (a -errno there is the syscall's
  * own).  Returns 0, or -errno when it could not be run (err set).

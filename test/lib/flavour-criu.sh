@@ -239,8 +239,35 @@ fl_criu_round() {
 		fi
 	fi
 	# the plugin's lines, then the program's own checks whatever they said
-	[ -z "$alone" ] && plugin_log "$name" "$img" "$envs" && plugin_time "$name" "$img"
+	[ -z "$alone" ] && plugin_log "$name" "$img" "$envs" && plugin_time "$name" "$img" && plugin_insn "$name" "$img"
 	collect "$name" "$alone" "$CASE_TAG"
+}
+
+# plugin_insn NAME IMG: where ptimer made a task's timers, the task was held
+# (it dies with criu during ptimer's call), and on x86_64 ptimer's syscalls
+# there ran at the vDSO's syscall instruction rather than through a stub
+# written into the task (restorer/host/inject.h PTIMER_BLOB_DIES_WITH_TRACER);
+# arm64 keeps the stub.
+plugin_insn() {
+	local name=$1 img=$2 made at
+	made=$(grep -cE 'ptimer: task .*: [1-9][0-9]* POSIX timers restored' "$img/restore.log")
+	[ "$made" -gt 0 ] || return 0
+	at=$(grep -c "ptimer: thread [0-9]*: no stub, ptimer's syscalls run at the vDSO's syscall instruction" "$img/restore.log")
+	case $(uname -m) in
+	x86_64)
+		# at least one a task: ptimer's first blob in each is there
+		if [ "$at" -ge "$made" ]; then
+			pass "$name/no-stub: $at thread(s) ran ptimer's syscalls at the vDSO's syscall instruction"
+		else
+			fail "$name/no-stub" "ptimer made the timers of $made task(s) but ran its syscalls at the vDSO's instruction in $at thread(s) only ('no stub' lines of restore.log)"
+		fi ;;
+	*)
+		if [ "$at" = 0 ]; then
+			pass "$name/no-stub: $(uname -m) keeps the stub"
+		else
+			fail "$name/no-stub" "$(uname -m) ran syscalls at a vDSO instruction ($at lines), which it has no support for"
+		fi ;;
+	esac
 }
 
 # plugin_log NAME IMG ENVS: the plugin's restore line for its criu-mode.

@@ -196,6 +196,14 @@ static inline void ptimer_arch_stub_mark(ptimer_arch_regs *r, uint64_t mark_at, 
 	r->regs[23] = mark_size;
 }
 
+/*
+ * No syscall is run at a syscall instruction of the vDSO in place of the
+ * stub here (x86_64's PTIMER_ARCH_SYSCALL_AT_INSN): at a syscall-exit stop
+ * arm64 puts back x7, which it reports the stop's direction in, after the
+ * tracer has set it (arch/arm64/kernel/ptrace.c report_syscall()).
+ */
+#define PTIMER_ARCH_SYSCALL_AT_INSN	0
+
 /* The syscall's result the stub kept for the host (x21). */
 static inline long ptimer_arch_stub_result(const ptimer_arch_regs *r)
 {

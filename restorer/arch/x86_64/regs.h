@@ -144,6 +144,10 @@ static inline void ptimer_arch_stub_mark(ptimer_arch_regs *r, uint64_t mark_at, 
 	r->r14 = mark_size;
 }
 
+/* inject.c may run a syscall at a PTIMER_ARCH_SYSCALL_INSN of the vDSO
+ * instead of writing its stub into the process. */
+#define PTIMER_ARCH_SYSCALL_AT_INSN	1
+
 /* The syscall's result the stub kept for the host (r12). */
 static inline long ptimer_arch_stub_result(const ptimer_arch_regs *r)
 {
